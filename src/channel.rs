@@ -1,0 +1,158 @@
+//! [`Channel`]: a named channel, created by its owner or connected to from any process.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, Ordered, Topology};
+use crate::message::{Bytes, Frame, Payload};
+use crate::publisher::Publisher;
+use crate::shared::{self, Kind, Ownership, Shared};
+use crate::subscriber::Subscriber;
+
+/// A named shared-memory channel carrying messages of type `T` (or raw [`Bytes`]) with
+/// ordering mode `M` and topology `K`.
+///
+/// The process that [`create`](Channel::create)s it owns it: dropping the owner removes
+/// the name (unless [`Config::keep_on_drop`] is set), while handles already made keep
+/// working. Any process can [`connect`](Channel::connect) by name.
+pub struct Channel<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
+    shared: Arc<Shared>,
+    ownership: Option<Ownership>,
+    _marker: KindMarker<T, M, K>,
+}
+
+/// Per-publisher FIFO order, one subscriber.
+pub type FifoMpsc<T> = Channel<T, Fifo, Mpsc>;
+/// Per-publisher FIFO order, every subscriber sees every message.
+pub type FifoFanout<T> = Channel<T, Fifo, Fanout>;
+/// One global order across publishers, one subscriber.
+pub type OrderedMpsc<T> = Channel<T, Ordered, Mpsc>;
+/// One global order across publishers, every subscriber sees every message in that order.
+pub type OrderedFanout<T> = Channel<T, Ordered, Fanout>;
+
+/// A [`FifoMpsc`] channel of raw byte messages.
+pub type RawFifoMpsc = FifoMpsc<Bytes>;
+
+impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
+    fn kind(any_type: bool) -> Kind {
+        Kind {
+            mode: M::ID,
+            topology: K::ID,
+            fixed_len: T::FIXED_LEN,
+            frame_align: Frame::<T, M>::ALIGN,
+            header_len: Frame::<T, M>::HEADER,
+            fingerprint: T::FINGERPRINT,
+            any_type,
+        }
+    }
+
+    /// The channel's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// Bytes of ring per publisher slot.
+    pub fn capacity(&self) -> usize {
+        self.shared.capacity
+    }
+
+    /// Number of publisher slots.
+    pub fn producers(&self) -> u32 {
+        self.shared.producers
+    }
+
+    /// Number of subscriber slots.
+    pub fn subscribers(&self) -> u32 {
+        self.shared.subscribers
+    }
+
+    /// Largest message in bytes (the type's size for typed channels).
+    pub fn max_message_size(&self) -> usize {
+        self.shared.max_message_len
+    }
+
+    /// Whether this handle created the channel.
+    pub fn is_owner(&self) -> bool {
+        self.ownership.is_some()
+    }
+}
+
+impl<T: Payload> Channel<T, Fifo, Mpsc> {
+    /// Creates the channel described by `config`; this process becomes its owner.
+    ///
+    /// Fails with [`Error::AlreadyExists`](crate::Error::AlreadyExists) if a live channel
+    /// has the name; a stale one (its owner died) is removed and created anew.
+    pub fn create(config: &Config) -> Result<Self> {
+        let (shared, ownership) = shared::create(config, Self::kind(false))?;
+        Ok(Channel {
+            shared: Arc::new(shared),
+            ownership: Some(ownership),
+            _marker: KindMarker::default(),
+        })
+    }
+
+    /// Connects to an existing channel, checking that its message type, mode and topology
+    /// are the ones this handle names.
+    pub fn connect(name: &str) -> Result<Self> {
+        let shared = shared::connect(name, Self::kind(false))?;
+        Ok(Channel {
+            shared: Arc::new(shared),
+            ownership: None,
+            _marker: KindMarker::default(),
+        })
+    }
+
+    /// Claims a publisher slot. Fails with [`Error::NoFreeSlot`](crate::Error::NoFreeSlot)
+    /// when every slot is held.
+    pub fn publisher(&self) -> Result<Publisher<T, Fifo, Mpsc>> {
+        Publisher::new(self.shared.clone())
+    }
+
+    /// Claims the channel's one subscriber slot. Fails with
+    /// [`Error::NoFreeSlot`](crate::Error::NoFreeSlot) while another subscriber holds it.
+    pub fn subscriber(&self) -> Result<Subscriber<T, Fifo, Mpsc>> {
+        Subscriber::new(self.shared.clone())
+    }
+}
+
+impl Channel<Bytes, Fifo, Mpsc> {
+    /// Connects to a channel of any message type as raw bytes: each message is the
+    /// type's bytes, and raw offers must be exactly the type's size. This is the one way
+    /// to bypass the type check, for tools and bridges that do not know the type.
+    pub fn connect_as_bytes(name: &str) -> Result<Self> {
+        let shared = shared::connect(name, Self::kind(true))?;
+        Ok(Channel {
+            shared: Arc::new(shared),
+            ownership: None,
+            _marker: KindMarker::default(),
+        })
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Drop for Channel<T, M, K> {
+    fn drop(&mut self) {
+        if let Some(ownership) = &self.ownership {
+            ownership.release(&self.shared);
+        }
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Channel<T, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel")
+            .field("name", &self.shared.name)
+            .field("kind", &format_args!("{}{}", M::NAME, K::NAME))
+            .field("capacity", &self.shared.capacity)
+            .field("producers", &self.shared.producers)
+            .field("subscribers", &self.shared.subscribers)
+            .field("owner", &self.is_owner())
+            .finish()
+    }
+}
+
+/// Removes the channel's names whatever state it is in (live, kept or stale). Processes
+/// that have it open keep working; new connects fail with `NotFound`.
+pub fn remove(name: &str) -> Result<()> {
+    shared::remove(name)
+}

@@ -1,0 +1,338 @@
+//! Channel names and [`Config`]: everything `create` needs, validated before any shared
+//! memory is touched.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, NameProblem, Result};
+
+/// Longest channel name, in bytes.
+pub const MAX_NAME_LEN: usize = 64;
+/// Most publisher slots a channel can have.
+pub const MAX_PRODUCERS: u32 = 64;
+/// Most subscriber slots a channel can have.
+pub const MAX_SUBSCRIBERS: u32 = 64;
+/// Largest ring capacity per publisher: 1 TiB of address space is plenty; beyond it the
+/// double mapping of many rings would exhaust the address space.
+pub const MAX_CAPACITY: usize = 1 << 40;
+
+/// Explicit huge pages for the rings. `None` uses normal pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HugePages {
+    /// Normal pages (the default).
+    #[default]
+    None,
+    /// 2 MiB pages from a hugetlbfs mount.
+    Size2MB,
+    /// 1 GiB pages from a hugetlbfs mount.
+    Size1GB,
+}
+
+impl HugePages {
+    /// The page size in bytes, or `None` for normal pages.
+    pub fn size(self) -> Option<usize> {
+        match self {
+            HugePages::None => None,
+            HugePages::Size2MB => Some(2 << 20),
+            HugePages::Size1GB => Some(1 << 30),
+        }
+    }
+
+    pub(crate) fn to_raw(self) -> u32 {
+        match self {
+            HugePages::None => 0,
+            HugePages::Size2MB => 1,
+            HugePages::Size1GB => 2,
+        }
+    }
+
+    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            0 => Some(HugePages::None),
+            1 => Some(HugePages::Size2MB),
+            2 => Some(HugePages::Size1GB),
+            _ => None,
+        }
+    }
+}
+
+/// Everything `create` needs to make a channel. Start from [`Config::new`] and change what
+/// differs from the defaults.
+///
+/// ```
+/// let config = salias::Config::new("quotes").capacity(4 << 20).producers(2);
+/// assert_eq!(config.name(), "quotes");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub(crate) name: String,
+    pub(crate) capacity: usize,
+    pub(crate) producers: u32,
+    pub(crate) subscribers: u32,
+    pub(crate) max_message_size: usize,
+    pub(crate) huge_pages: HugePages,
+    pub(crate) hugetlbfs_dir: Option<PathBuf>,
+    pub(crate) numa_node: Option<u32>,
+    pub(crate) publication_window: Option<usize>,
+    pub(crate) permissions: u32,
+    pub(crate) keep: bool,
+}
+
+impl Config {
+    /// A config for a channel called `name` with the defaults: 1 MiB ring per publisher,
+    /// 1 publisher slot, 1 subscriber slot, raw messages up to 4 KiB, normal pages, no
+    /// NUMA binding, the whole ring as publication window, owner-only permissions
+    /// (`0o600`), and names removed when the owner drops the channel.
+    pub fn new(name: impl Into<String>) -> Self {
+        Config {
+            name: name.into(),
+            capacity: 1 << 20,
+            producers: 1,
+            subscribers: 1,
+            max_message_size: 4096,
+            huge_pages: HugePages::None,
+            hugetlbfs_dir: None,
+            numa_node: None,
+            publication_window: None,
+            permissions: 0o600,
+            keep: false,
+        }
+    }
+
+    /// The channel name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Bytes of ring per publisher slot: a power of two and a multiple of the page size
+    /// (of the huge page size when huge pages are on).
+    pub fn capacity(mut self, bytes: usize) -> Self {
+        self.capacity = bytes;
+        self
+    }
+
+    /// Number of publisher slots (1 to [`MAX_PRODUCERS`]); each owns one ring.
+    pub fn producers(mut self, slots: u32) -> Self {
+        self.producers = slots;
+        self
+    }
+
+    /// Number of subscriber slots: exactly 1 for `Mpsc`, 1 to [`MAX_SUBSCRIBERS`] for `Fanout`.
+    pub fn subscribers(mut self, slots: u32) -> Self {
+        self.subscribers = slots;
+        self
+    }
+
+    /// Largest raw message, in bytes. Typed channels use the message type's size instead.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Back the rings with explicit huge pages (Linux). Fails at `create` if they cannot be
+    /// had: salias never falls back to normal pages silently.
+    pub fn huge_pages(mut self, pages: HugePages) -> Self {
+        self.huge_pages = pages;
+        self
+    }
+
+    /// The hugetlbfs mount to take huge pages from. Default: `$SALIAS_HUGETLBFS_DIR`, else
+    /// `/dev/hugepages`.
+    pub fn hugetlbfs_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.hugetlbfs_dir = Some(dir.into());
+        self
+    }
+
+    /// Bind the rings' memory to this NUMA node (Linux).
+    pub fn numa_node(mut self, node: u32) -> Self {
+        self.numa_node = Some(node);
+        self
+    }
+
+    /// Most bytes a publisher may have in flight (written but not yet released by the
+    /// slowest subscriber). A smaller window keeps a full ring from becoming milliseconds of
+    /// queueing delay: offers are refused earlier instead. Default: the whole ring.
+    pub fn publication_window(mut self, bytes: usize) -> Self {
+        self.publication_window = Some(bytes);
+        self
+    }
+
+    /// Permission bits of the shared-memory objects (default `0o600`, owner only).
+    pub fn permissions(mut self, mode: u32) -> Self {
+        self.permissions = mode;
+        self
+    }
+
+    /// Keep the channel's names when the owner drops it, so it outlives the owner.
+    /// Remove it later with [`remove`](crate::remove).
+    pub fn keep_on_drop(mut self, keep: bool) -> Self {
+        self.keep = keep;
+        self
+    }
+
+    /// The huge page directory in effect for this config.
+    pub(crate) fn hugetlbfs_path(&self) -> PathBuf {
+        self.hugetlbfs_dir
+            .clone()
+            .or_else(|| std::env::var_os("SALIAS_HUGETLBFS_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("/dev/hugepages"))
+    }
+
+    /// Checks every field that does not depend on the channel kind; returns the page
+    /// granularity the ring capacity must respect.
+    pub(crate) fn validate(&self, fixed_len: Option<usize>, frame_len: impl Fn(usize) -> usize) -> Result<()> {
+        validate_name(&self.name)?;
+        let page = match self.huge_pages.size() {
+            Some(huge) => huge,
+            None => crate::platform::page_size(),
+        };
+        let cap = self.capacity;
+        if cap == 0 {
+            return Err(Error::config(
+                "capacity",
+                "it is 0; give each publisher ring a power of two of at least one page, e.g. 1 MiB",
+            ));
+        }
+        if !cap.is_power_of_two() {
+            return Err(Error::config(
+                "capacity",
+                format!(
+                    "{cap} bytes is not a power of two; try {} bytes",
+                    cap.next_power_of_two()
+                ),
+            ));
+        }
+        if !cap.is_multiple_of(page) {
+            let what = if self.huge_pages.size().is_some() {
+                "huge page"
+            } else {
+                "page"
+            };
+            return Err(Error::config(
+                "capacity",
+                format!("{cap} bytes is not a multiple of the {what} size ({page} bytes); use at least {page} bytes"),
+            ));
+        }
+        if cap > MAX_CAPACITY {
+            return Err(Error::config(
+                "capacity",
+                format!("{cap} bytes is larger than the limit of {MAX_CAPACITY} bytes"),
+            ));
+        }
+        if self.producers == 0 {
+            return Err(Error::config(
+                "producers",
+                "it is 0; a channel needs at least 1 publisher slot",
+            ));
+        }
+        if self.producers > MAX_PRODUCERS {
+            return Err(Error::config(
+                "producers",
+                format!(
+                    "{} publisher slots is more than the limit of {MAX_PRODUCERS}",
+                    self.producers
+                ),
+            ));
+        }
+        if self.subscribers == 0 {
+            return Err(Error::config(
+                "subscribers",
+                "it is 0; a channel needs at least 1 subscriber slot",
+            ));
+        }
+        if self.subscribers > MAX_SUBSCRIBERS {
+            return Err(Error::config(
+                "subscribers",
+                format!(
+                    "{} subscriber slots is more than the limit of {MAX_SUBSCRIBERS}",
+                    self.subscribers
+                ),
+            ));
+        }
+        let largest = match fixed_len {
+            Some(len) => len,
+            None => {
+                if self.max_message_size == 0 {
+                    return Err(Error::config(
+                        "max_message_size",
+                        "it is 0; raw channels need a maximum of at least 1 byte",
+                    ));
+                }
+                if self.max_message_size > u32::MAX as usize {
+                    return Err(Error::config(
+                        "max_message_size",
+                        format!("{} bytes does not fit the 32-bit frame length", self.max_message_size),
+                    ));
+                }
+                self.max_message_size
+            }
+        };
+        let window = self.publication_window.unwrap_or(cap);
+        if window > cap {
+            return Err(Error::config(
+                "publication_window",
+                format!("{window} bytes is larger than the ring capacity ({cap} bytes); use at most the capacity"),
+            ));
+        }
+        let frame = frame_len(largest);
+        if frame > window {
+            let field = if self.publication_window.is_some() {
+                "publication_window"
+            } else {
+                "capacity"
+            };
+            return Err(Error::config(
+                field,
+                format!(
+                    "{window} bytes cannot hold one largest message ({largest} bytes payload, {frame} bytes framed); make it at least {frame} bytes"
+                ),
+            ));
+        }
+        if self.permissions & !0o777 != 0 {
+            return Err(Error::config(
+                "permissions",
+                format!(
+                    "{:#o} has bits outside 0o777; give plain rwx bits such as 0o600",
+                    self.permissions
+                ),
+            ));
+        }
+        if self.permissions & 0o600 != 0o600 {
+            return Err(Error::config(
+                "permissions",
+                format!(
+                    "{:#o} does not let the owner read and write; include 0o600",
+                    self.permissions
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a channel name: 1 to [`MAX_NAME_LEN`] bytes of `A-Z a-z 0-9 . _ -`, not starting
+/// with `.` or `-`. Such names are portable to every platform's shared-memory namespace and
+/// cannot escape it.
+pub fn validate_name(name: &str) -> Result<()> {
+    let fail = |problem| {
+        Err(Error::InvalidName {
+            name: name.to_owned(),
+            problem,
+        })
+    };
+    if name.is_empty() {
+        return fail(NameProblem::Empty);
+    }
+    if name.len() > MAX_NAME_LEN {
+        return fail(NameProblem::TooLong { len: name.len() });
+    }
+    if let Some((at, ch)) = name
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return fail(NameProblem::BadChar { ch, at });
+    }
+    if name.starts_with(['.', '-']) {
+        return fail(NameProblem::BadStart);
+    }
+    Ok(())
+}

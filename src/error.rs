@@ -1,0 +1,328 @@
+//! One error type for every fallible salias call.
+//!
+//! Each variant carries what is needed to write a sentence that says what went wrong and
+//! how to fix it; `Display` is that sentence, never a `Debug` dump.
+
+use std::fmt;
+
+/// Which kind of handle a slot belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A publisher (producer slot).
+    Publisher,
+    /// A subscriber (subscriber slot).
+    Subscriber,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Publisher => "publisher",
+            Role::Subscriber => "subscriber",
+        })
+    }
+}
+
+/// Why a channel name was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameProblem {
+    /// The name has no characters.
+    Empty,
+    /// The name is longer than [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes.
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// The name contains a character outside `A-Z a-z 0-9 . _ -`.
+    BadChar {
+        /// The offending character.
+        ch: char,
+        /// Its byte offset in the name.
+        at: usize,
+    },
+    /// The name starts with `.` or `-`.
+    BadStart,
+}
+
+/// Every way a salias call can fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A channel name is not valid.
+    InvalidName {
+        /// The name as given (lossy if it was not UTF-8 printable).
+        name: String,
+        /// What is wrong with it.
+        problem: NameProblem,
+    },
+    /// A configuration field holds a value salias cannot use.
+    InvalidConfig {
+        /// The `Config` field.
+        field: &'static str,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// No channel with this name exists.
+    NotFound {
+        /// The channel name.
+        name: String,
+    },
+    /// A channel with this name already exists and is in use or kept.
+    AlreadyExists {
+        /// The channel name.
+        name: String,
+        /// The owning process, if one is alive.
+        owner_pid: Option<u32>,
+    },
+    /// The channel's owner died without removing it.
+    Stale {
+        /// The channel name.
+        name: String,
+        /// The dead owner's process id.
+        owner_pid: u32,
+    },
+    /// The channel carries a different message type than the one asked for.
+    TypeMismatch {
+        /// The channel name.
+        name: String,
+        /// The type the channel was created with.
+        channel_type: String,
+        /// The type this process asked for.
+        requested_type: String,
+    },
+    /// The channel is of a different mode or topology than the one asked for.
+    KindMismatch {
+        /// The channel name.
+        name: String,
+        /// The kind the channel was created as, e.g. `FifoMpsc`.
+        channel_kind: String,
+        /// The kind this process asked for.
+        requested_kind: String,
+    },
+    /// The channel was made by an incompatible salias version.
+    VersionMismatch {
+        /// The channel name.
+        name: String,
+        /// The layout version found in shared memory.
+        found: u32,
+        /// The layout version this build understands.
+        supported: u32,
+    },
+    /// A shared-memory object with the channel's name exists but is not a salias channel.
+    NotAChannel {
+        /// The channel name.
+        name: String,
+        /// What did not match.
+        reason: String,
+    },
+    /// The channel's owner has not finished creating it.
+    Initializing {
+        /// The channel name.
+        name: String,
+    },
+    /// Shared memory holds a value that breaks the protocol (a crashed, buggy or hostile peer).
+    Corrupt {
+        /// The channel name.
+        name: String,
+        /// What was found and where.
+        what: String,
+    },
+    /// All slots of one kind are taken.
+    NoFreeSlot {
+        /// The channel name.
+        name: String,
+        /// Which kind of slot.
+        role: Role,
+        /// How many slots the channel has.
+        slots: u32,
+    },
+    /// A message is larger than the channel accepts.
+    MessageTooLarge {
+        /// The message length in bytes.
+        len: usize,
+        /// The channel's maximum message length in bytes.
+        max: usize,
+    },
+    /// A raw message for a typed channel does not have the type's exact size.
+    WrongMessageSize {
+        /// The message length in bytes.
+        len: usize,
+        /// The channel's message type size in bytes.
+        expected: usize,
+    },
+    /// The ring has no room for the message now; nothing was written. Retry later.
+    Backpressured,
+    /// A blocking call gave up after its timeout.
+    TimedOut,
+    /// An operating-system call failed.
+    Platform {
+        /// The call, e.g. `shm_open`.
+        call: &'static str,
+        /// The object it acted on.
+        object: String,
+        /// The OS error number, when the OS gave one.
+        errno: Option<i32>,
+        /// What it means for the caller and what to do, when there is more to say.
+        hint: String,
+    },
+    /// The feature is not available on this platform.
+    Unsupported {
+        /// The feature, e.g. `huge pages`.
+        feature: &'static str,
+        /// The platform, e.g. `macOS`.
+        platform: &'static str,
+    },
+}
+
+impl Error {
+    pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidConfig {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn platform(call: &'static str, object: impl Into<String>, errno: rustix::io::Errno) -> Self {
+        Error::Platform {
+            call,
+            object: object.into(),
+            errno: Some(errno.raw_os_error()),
+            hint: String::new(),
+        }
+    }
+
+    /// A platform failure that the OS did not report as an errno.
+    pub(crate) fn platform_check(call: &'static str, object: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Platform {
+            call,
+            object: object.into(),
+            errno: None,
+            hint: hint.into(),
+        }
+    }
+
+    pub(crate) fn with_hint(mut self, text: impl Into<String>) -> Self {
+        if let Error::Platform { hint, .. } = &mut self {
+            *hint = text.into();
+        }
+        self
+    }
+
+    pub(crate) fn corrupt(name: &str, what: impl Into<String>) -> Self {
+        Error::Corrupt {
+            name: name.to_owned(),
+            what: what.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidName { name, problem } => {
+                write!(f, "invalid channel name {name:?}: ")?;
+                match problem {
+                    NameProblem::Empty => f.write_str("the name is empty; give the channel a name such as \"quotes\""),
+                    NameProblem::TooLong { len } => write!(
+                        f,
+                        "it is {len} bytes long, the limit is {} bytes; choose a shorter name",
+                        crate::MAX_NAME_LEN
+                    ),
+                    NameProblem::BadChar { ch, at } => write!(
+                        f,
+                        "character {ch:?} at byte {at} is not allowed; use only letters, digits, '.', '_' and '-'"
+                    ),
+                    NameProblem::BadStart => f.write_str("it starts with '.' or '-'; start it with a letter, digit or '_'"),
+                }
+            }
+            Error::InvalidConfig { field, reason } => write!(f, "invalid config `{field}`: {reason}"),
+            Error::NotFound { name } => write!(
+                f,
+                "no channel named {name:?} exists; create it first with `create`, or check the name"
+            ),
+            Error::AlreadyExists { name, owner_pid: Some(pid) } => write!(
+                f,
+                "channel {name:?} already exists and is owned by live process {pid}; connect to it instead, or choose another name"
+            ),
+            Error::AlreadyExists { name, owner_pid: None } => write!(
+                f,
+                "channel {name:?} already exists (kept by an owner that detached); connect to it, or remove it with `salias::remove`"
+            ),
+            Error::Stale { name, owner_pid } => write!(
+                f,
+                "channel {name:?} is stale: its owner (process {owner_pid}) died without removing it; `create` it again or remove it with `salias::remove`"
+            ),
+            Error::TypeMismatch {
+                name,
+                channel_type,
+                requested_type,
+            } => write!(
+                f,
+                "channel {name:?} carries messages of type {channel_type}, but this process asked for {requested_type}; connect with the channel's type, or use the raw-bytes API explicitly"
+            ),
+            Error::KindMismatch {
+                name,
+                channel_kind,
+                requested_kind,
+            } => write!(
+                f,
+                "channel {name:?} is a {channel_kind} channel, but this process asked for {requested_kind}; connect with the same mode and topology it was created with"
+            ),
+            Error::VersionMismatch { name, found, supported } => write!(
+                f,
+                "channel {name:?} has shared-memory layout version {found}, this build of salias understands version {supported}; use the same salias version in every process"
+            ),
+            Error::NotAChannel { name, reason } => write!(
+                f,
+                "the shared-memory object for {name:?} is not a salias channel ({reason}); remove it or choose another name"
+            ),
+            Error::Initializing { name } => write!(
+                f,
+                "channel {name:?} is still being created by its owner; retry the connect shortly"
+            ),
+            Error::Corrupt { name, what } => write!(
+                f,
+                "channel {name:?} holds data that breaks the salias protocol: {what}; a peer process crashed mid-write, is buggy, or is hostile"
+            ),
+            Error::NoFreeSlot { name, role, slots } => write!(
+                f,
+                "channel {name:?} has no free {role} slot (all {slots} are in use); drop an unused {role} or create the channel with more slots"
+            ),
+            Error::MessageTooLarge { len, max } => write!(
+                f,
+                "message of {len} bytes is larger than the channel's maximum of {max} bytes; split it or create the channel with a larger `max_message_size`"
+            ),
+            Error::WrongMessageSize { len, expected } => write!(
+                f,
+                "raw message of {len} bytes does not fit this typed channel, whose messages are exactly {expected} bytes"
+            ),
+            Error::Backpressured => f.write_str(
+                "the ring is full: subscribers have not released enough space; nothing was written, retry later or use a blocking send",
+            ),
+            Error::TimedOut => f.write_str("the blocking call timed out before it could complete"),
+            Error::Platform {
+                call,
+                object,
+                errno,
+                hint,
+            } => {
+                write!(f, "{call} on {object} failed")?;
+                if let Some(errno) = errno {
+                    write!(f, ": {}", std::io::Error::from_raw_os_error(*errno))?;
+                }
+                if !hint.is_empty() {
+                    write!(f, "; {hint}")?;
+                }
+                Ok(())
+            }
+            Error::Unsupported { feature, platform } => {
+                write!(f, "{feature} are not supported on {platform}; leave that setting at its default")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for `Result<T, salias::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

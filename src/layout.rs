@@ -1,0 +1,206 @@
+//! The bytes salias puts in shared memory. Every struct here is `#[repr(C)]`, holds
+//! offsets and counts rather than pointers, and is only trusted after validation.
+//!
+//! # Control object layout
+//!
+//! ```text
+//! offset 0             Header            identity, geometry, owner (written once, then READY)
+//! HOT_OFFSET           Hot               global sequence, wake word (each on its own line)
+//! producers_offset     ProducerSlot × P  holder line + progress line per publisher ring
+//! subscribers_offset   SubscriberSlot × S
+//! cursors_offset       Cursor × (S · P)  subscriber s's read position in ring p at s·P + p
+//! ```
+//!
+//! # Ring object layout
+//!
+//! P rings of `capacity` bytes back to back; ring p starts at `p · capacity`. Each ring is
+//! mapped twice in a row so a frame that crosses the end is contiguous in memory.
+//!
+//! # Frame layout
+//!
+//! ```text
+//! +0   commit  u64   position ^ COMMIT_KEY, stored last with Release
+//! +8   len     u32   payload length
+//! +12  flags   u32   reserved, 0
+//! +16  seq     u64   global sequence (Ordered only)
+//! +HEADER            payload, aligned to the frame alignment
+//! ```
+
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+use crate::config::{MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS};
+
+/// First eight bytes of every control object.
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
+/// Bumped whenever anything in this file changes meaning.
+pub(crate) const LAYOUT_VERSION: u32 = 1;
+
+/// `Header::state` once the channel can be connected to.
+pub(crate) const STATE_READY: u32 = 1;
+
+/// A frame is committed when its first word equals its position XOR this key. The top bit
+/// is set, so no reachable position maps to 0 and zeroed memory never looks committed.
+pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
+
+/// Byte offset of the length field inside a frame.
+pub(crate) const FRAME_LEN_OFFSET: usize = 8;
+/// Byte offset of the global sequence inside an ordered frame.
+#[allow(dead_code)] // read by the ordered mode
+pub(crate) const FRAME_SEQ_OFFSET: usize = 16;
+
+/// Longest hugetlbfs directory path stored for connecting processes.
+pub(crate) const MAX_DIR_LEN: usize = 256;
+/// Longest message type name stored in the control block.
+pub(crate) const MAX_TYPE_NAME_LEN: usize = 64;
+
+/// Pads `T` to its own pair of cache lines so two writers never share one. 128 bytes
+/// rather than 64 because x86 prefetches lines in adjacent pairs. Own type rather than
+/// `crossbeam_utils::CachePadded` because shared memory needs a guaranteed `repr(C)` layout.
+#[repr(C, align(128))]
+pub(crate) struct CacheLine<T>(pub T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Who holds a slot, as one word so claiming, releasing and taking over from a dead holder
+/// are each a single atomic step: `pid << 32 | (start_time as u32)`, or 0 when free. The
+/// start time tells a live holder from a recycled pid.
+#[repr(C)]
+pub(crate) struct Holder {
+    pub token: AtomicU64,
+}
+
+pub(crate) const SLOT_FREE: u64 = 0;
+
+/// The message type a channel carries, as stored in the control block.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct TypeRecord {
+    pub name: [u8; MAX_TYPE_NAME_LEN],
+    pub name_len: u32,
+    pub size: u32,
+    pub align: u32,
+    pub schema_version: u32,
+    pub layout_hash: u64,
+}
+
+/// The first bytes of a control object.
+#[repr(C)]
+pub(crate) struct Header {
+    /// 0 while the owner fills in the control block.
+    /// SYNC POINT header-ready: the owner stores READY with Release after writing `info`;
+    /// a connecting process loads it with Acquire before reading `info`.
+    pub state: AtomicU32,
+    pub _reserved: u32,
+    /// The creating process; `SLOT_FREE` once the owner detached and kept the channel.
+    pub owner: Holder,
+    pub info: ChannelInfo,
+}
+
+/// Written once by the owner before `state` turns READY; copied out and validated by
+/// everyone else, never referenced in place.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct ChannelInfo {
+    pub magic: u64,
+    pub layout_version: u32,
+    pub mode: u32,
+    pub topology: u32,
+    pub producers: u32,
+    pub subscribers: u32,
+    pub huge_pages: u32,
+    pub frame_align: u32,
+    pub max_message_len: u32,
+    pub name_len: u32,
+    pub hugetlbfs_dir_len: u32,
+    pub capacity: u64,
+    pub publication_window: u64,
+    pub control_len: u64,
+    pub ring_object_len: u64,
+    pub name: [u8; MAX_NAME_LEN],
+    pub message_type: TypeRecord,
+    pub hugetlbfs_dir: [u8; MAX_DIR_LEN],
+}
+
+/// Words every participant writes, each on its own cache line.
+#[repr(C)]
+pub(crate) struct Hot {
+    /// Next global sequence number (Ordered mode).
+    pub sequence: CacheLine<AtomicU64>,
+    pub wake: CacheLine<WakeWord>,
+}
+
+/// Lets a subscriber sleep in the kernel until a publisher commits.
+#[repr(C)]
+pub(crate) struct WakeWord {
+    /// Number of subscribers asleep or about to sleep.
+    pub sleepers: AtomicU32,
+    /// Futex word: bumped by a publisher that saw sleepers.
+    pub seq: AtomicU32,
+}
+
+/// Progress a publisher reports about its ring; written only by the slot's holder.
+#[repr(C)]
+pub(crate) struct Progress {
+    /// Position after the last committed frame (may lag the ring by frames in flight).
+    pub tail: AtomicU64,
+    /// Messages committed.
+    pub published: AtomicU64,
+    /// Offers refused for lack of space.
+    pub backpressured: AtomicU64,
+}
+
+#[repr(C)]
+pub(crate) struct ProducerSlot {
+    pub holder: CacheLine<Holder>,
+    pub progress: CacheLine<Progress>,
+}
+
+#[repr(C)]
+pub(crate) struct SubscriberSlot {
+    pub holder: CacheLine<Holder>,
+}
+
+/// A subscriber's read position in one ring: everything before it has been released.
+pub(crate) type Cursor = CacheLine<AtomicU64>;
+
+pub(crate) const HOT_OFFSET: usize = size_of::<Header>().next_multiple_of(128);
+
+/// Where each table lives in a control object with `producers` × `subscribers` slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ControlLayout {
+    pub producers_offset: usize,
+    pub subscribers_offset: usize,
+    pub cursors_offset: usize,
+    pub len: usize,
+}
+
+impl ControlLayout {
+    pub(crate) fn new(producers: u32, subscribers: u32) -> Self {
+        debug_assert!(producers <= MAX_PRODUCERS && subscribers <= MAX_SUBSCRIBERS);
+        let producers_offset = HOT_OFFSET + size_of::<Hot>();
+        let subscribers_offset = producers_offset + producers as usize * size_of::<ProducerSlot>();
+        let cursors_offset = subscribers_offset + subscribers as usize * size_of::<SubscriberSlot>();
+        let len = cursors_offset + (producers as usize * subscribers as usize) * size_of::<Cursor>();
+        ControlLayout {
+            producers_offset,
+            subscribers_offset,
+            cursors_offset,
+            len,
+        }
+    }
+}
+
+const _: () = {
+    assert!(size_of::<CacheLine<Holder>>() == 128);
+    assert!(std::mem::offset_of!(Header, info) == 16);
+    assert!(size_of::<ProducerSlot>() == 256);
+    assert!(size_of::<SubscriberSlot>() == 128);
+    assert!(size_of::<Cursor>() == 128);
+    assert!(size_of::<Hot>() == 256);
+    assert!(HOT_OFFSET.is_multiple_of(128));
+};

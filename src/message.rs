@@ -1,0 +1,191 @@
+//! What a channel carries: fixed-layout typed messages ([`Message`], derived with
+//! `#[derive(SaliasMessage)]`) or variable-length raw bytes ([`Bytes`]).
+
+/// A plain-data message type that can be copied byte for byte between processes.
+///
+/// Derive it with `#[derive(SaliasMessage)]` on a `#[repr(C)]` struct; the derive rejects
+/// pointers, references, heap types, `bool`, `char` and padding at compile time.
+///
+/// # Safety
+///
+/// Implementors promise what zerocopy's `FromBytes + IntoBytes + Immutable` promise:
+/// every bit pattern of `size_of::<Self>()` bytes is a valid value, the type has no padding
+/// bytes, and it has no interior mutability. `FINGERPRINT` must describe the type's real
+/// size and alignment. The derive checks all of this; implement by hand only with the same
+/// guarantees.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a salias message type",
+    label = "this type cannot be sent through a salias channel",
+    note = "add `#[derive(salias::SaliasMessage)]` and `#[repr(C)]` to `{Self}`, or use `salias::Bytes` for raw byte messages"
+)]
+pub unsafe trait Message: Sized + Send + Sync + 'static {
+    /// The type's identity across processes, checked when a process connects.
+    const FINGERPRINT: Fingerprint;
+}
+
+/// Marker for a raw byte channel: variable-length frames up to the configured maximum.
+pub enum Bytes {}
+
+/// What identifies a message type across independently compiled processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint {
+    /// The type's name, without its crate path unless overridden with `#[salias(name = "...")]`.
+    pub name: &'static str,
+    /// `size_of` the type.
+    pub size: u32,
+    /// `align_of` the type.
+    pub align: u32,
+    /// A hash of the field names, field types, offsets and sizes.
+    pub layout_hash: u64,
+    /// The user's schema version, `#[salias(version = N)]`, 0 by default.
+    pub schema_version: u32,
+}
+
+/// One field as the derive describes it to [`Fingerprint::of_fields`].
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct FieldLayout {
+    pub name: &'static str,
+    pub ty: &'static str,
+    pub offset: usize,
+    pub size: usize,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+const fn fnv_bytes(mut hash: u64, bytes: &[u8]) -> u64 {
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(FNV_PRIME);
+        i += 1;
+    }
+    hash
+}
+
+const fn fnv_u64(hash: u64, value: u64) -> u64 {
+    fnv_bytes(hash, &value.to_le_bytes())
+}
+
+impl Fingerprint {
+    /// Builds a fingerprint at compile time from a type's fields; used by the derive.
+    #[doc(hidden)]
+    pub const fn of_fields(
+        name: &'static str,
+        size: usize,
+        align: usize,
+        fields: &[FieldLayout],
+        schema_version: u32,
+    ) -> Fingerprint {
+        let mut hash = fnv_bytes(FNV_OFFSET, name.as_bytes());
+        hash = fnv_u64(hash, size as u64);
+        hash = fnv_u64(hash, align as u64);
+        let mut i = 0;
+        while i < fields.len() {
+            let field = &fields[i];
+            hash = fnv_bytes(hash, field.name.as_bytes());
+            hash = fnv_bytes(hash, b":");
+            hash = fnv_bytes(hash, field.ty.as_bytes());
+            hash = fnv_u64(hash, field.offset as u64);
+            hash = fnv_u64(hash, field.size as u64);
+            i += 1;
+        }
+        Fingerprint {
+            name,
+            size: size as u32,
+            align: align as u32,
+            layout_hash: hash,
+            schema_version,
+        }
+    }
+
+    /// Builds the fingerprint of a `bytemuck::Pod` type from its name and layout alone.
+    #[doc(hidden)]
+    pub const fn of_pod(name: &'static str, size: usize, align: usize, schema_version: u32) -> Fingerprint {
+        Fingerprint::of_fields(name, size, align, &[], schema_version)
+    }
+
+    /// The fingerprint of a raw byte channel.
+    pub const BYTES: Fingerprint = Fingerprint {
+        name: "bytes",
+        size: 0,
+        align: 1,
+        layout_hash: 0,
+        schema_version: 0,
+    };
+}
+
+impl Fingerprint {
+    /// A human-readable description, with `name` standing for the type name.
+    pub(crate) fn describe(&self, name: &str) -> String {
+        if self.layout_hash == 0 && self.size == 0 {
+            return "raw bytes".to_owned();
+        }
+        format!(
+            "`{name}` (schema v{}, {} bytes, align {}, layout {:016x})",
+            self.schema_version, self.size, self.align, self.layout_hash
+        )
+    }
+}
+
+/// What a channel can carry: every [`Message`] type, and [`Bytes`].
+///
+/// Sealed: implemented by salias only.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be carried by a salias channel",
+    label = "not a salias message type",
+    note = "derive `salias::SaliasMessage` on a `#[repr(C)]` struct, or use `salias::Bytes` for raw byte messages"
+)]
+pub trait Payload: sealed::Sealed + 'static {
+    /// The payload length of every message, or `None` for variable-length raw bytes.
+    const FIXED_LEN: Option<usize>;
+    /// Required alignment of the payload inside the ring.
+    const ALIGN: usize;
+    /// The type's identity across processes.
+    const FINGERPRINT: Fingerprint;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: super::Message> Sealed for T {}
+    impl Sealed for super::Bytes {}
+}
+
+impl<T: Message> Payload for T {
+    const FIXED_LEN: Option<usize> = Some(size_of::<T>());
+    const ALIGN: usize = align_of::<T>();
+    const FINGERPRINT: Fingerprint = <T as Message>::FINGERPRINT;
+}
+
+impl Payload for Bytes {
+    const FIXED_LEN: Option<usize> = None;
+    const ALIGN: usize = 1;
+    const FINGERPRINT: Fingerprint = Fingerprint::BYTES;
+}
+
+/// Compile-time frame geometry for a payload type in a mode.
+pub(crate) struct Frame<T: Payload, M: crate::Mode>(core::marker::PhantomData<(fn() -> T, M)>);
+
+impl<T: Payload, M: crate::Mode> Frame<T, M> {
+    /// Frames start at multiples of this; at least 8 so the commit word is always aligned.
+    pub(crate) const ALIGN: usize = {
+        assert!(
+            T::ALIGN <= 4096,
+            "salias message types may be aligned to at most 4096 bytes"
+        );
+        if T::ALIGN > 8 { T::ALIGN } else { 8 }
+    };
+    /// Offset of the payload from the frame start.
+    pub(crate) const HEADER: usize = round_up(M::HEADER_LEN, Self::ALIGN);
+
+    /// Bytes a frame with `payload` bytes occupies in the ring.
+    #[inline(always)]
+    pub(crate) const fn len(payload: usize) -> usize {
+        round_up(Self::HEADER + payload, Self::ALIGN)
+    }
+}
+
+pub(crate) const fn round_up(value: usize, align: usize) -> usize {
+    (value + align - 1) & !(align - 1)
+}

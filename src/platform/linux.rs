@@ -1,0 +1,137 @@
+//! Linux: MAP_POPULATE, hugetlbfs, NUMA binding, futex sleeping and an asymmetric barrier
+//! (membarrier) that keeps the publisher's wake check free of fences.
+
+use std::ffi::c_void;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+use rustix::io::Errno;
+use rustix::mm::MapFlags;
+use rustix::thread::{MembarrierCommand, MembarrierQuery, futex};
+
+use crate::error::{Error, Result};
+
+pub(crate) const POPULATE: MapFlags = MapFlags::POPULATE;
+
+const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
+
+/// Checks that `dir` is a hugetlbfs mount serving pages of `page_size` bytes.
+pub(crate) fn check_hugetlbfs(dir: &Path, page_size: usize) -> Result<()> {
+    let shown = dir.display().to_string();
+    let fs = rustix::fs::statfs(dir).map_err(|e| {
+        Error::platform("statfs", &shown, e).with_hint(format!(
+            "huge pages need a hugetlbfs mount there (`mount -t hugetlbfs -o pagesize={} none {shown}`) or SALIAS_HUGETLBFS_DIR pointing at one",
+            page_label(page_size)
+        ))
+    })?;
+    if fs.f_type as i64 != HUGETLBFS_MAGIC {
+        return Err(Error::platform_check(
+            "statfs",
+            &shown,
+            format!(
+                "it is not a hugetlbfs mount, so huge pages cannot be had there; mount one (`mount -t hugetlbfs -o pagesize={} none {shown}`) or set SALIAS_HUGETLBFS_DIR",
+                page_label(page_size)
+            ),
+        ));
+    }
+    if fs.f_bsize as usize != page_size {
+        return Err(Error::platform_check(
+            "statfs",
+            &shown,
+            format!(
+                "this hugetlbfs mount serves {}-byte pages, not {page_size}; mount one with `-o pagesize={}`",
+                fs.f_bsize,
+                page_label(page_size)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn page_label(size: usize) -> &'static str {
+    if size >= 1 << 30 { "1G" } else { "2M" }
+}
+
+/// Binds `[addr, addr + len)` to NUMA node `node`, moving nothing (the pages are new).
+///
+/// # Safety
+/// `addr..addr + len` must be a mapping owned by the caller.
+pub(crate) unsafe fn bind_numa(addr: *mut c_void, len: usize, node: u32) -> Result<(), Errno> {
+    const MPOL_BIND: libc::c_long = 2;
+    const MPOL_MF_STRICT: libc::c_ulong = 1;
+    let mut mask = [0 as libc::c_ulong; 16];
+    let bits = libc::c_ulong::BITS as usize;
+    let node = node as usize;
+    if node >= mask.len() * bits {
+        return Err(Errno::INVAL);
+    }
+    mask[node / bits] |= 1 << (node % bits);
+    // SAFETY: the caller guarantees the range is its own mapping; `mask` outlives the call
+    // and `maxnode` matches its size in bits.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            addr,
+            len,
+            MPOL_BIND,
+            mask.as_ptr(),
+            (mask.len() * bits) as libc::c_ulong,
+            MPOL_MF_STRICT,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_raw_os_error(
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        ))
+    }
+}
+
+/// Faults every page in so it is placed (on the bound node) before first use.
+pub(crate) fn touch_pages(base: *mut u8, len: usize, page: usize) {
+    super::touch_pages_by_writing(base, len, page);
+}
+
+/// Sleeps while `*word == expected`, at most `timeout`. Spurious returns are fine: callers
+/// re-check their condition.
+pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = futex::Timespec {
+        tv_sec: timeout.as_secs() as _,
+        tv_nsec: timeout.subsec_nanos() as _,
+    };
+    // Not FUTEX_PRIVATE: the word is in memory shared between processes.
+    let _ = futex::wait(word, futex::Flags::empty(), expected, Some(&ts));
+}
+
+/// Wakes every process sleeping on `word`.
+pub(crate) fn wake_all(word: &AtomicU32) {
+    let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
+}
+
+fn expedited_supported() -> bool {
+    static SUPPORTED: OnceLock<bool> = OnceLock::new();
+    *SUPPORTED.get_or_init(|| {
+        let query = rustix::thread::membarrier_query();
+        query.contains(MembarrierQuery::GLOBAL_EXPEDITED | MembarrierQuery::REGISTER_GLOBAL_EXPEDITED)
+    })
+}
+
+/// Called once per publishing process: lets sleepers' [`heavy_barrier`] reach it.
+pub(crate) fn register_fast_side() {
+    static REGISTERED: OnceLock<()> = OnceLock::new();
+    REGISTERED.get_or_init(|| {
+        if expedited_supported() {
+            let _ = rustix::thread::membarrier(MembarrierCommand::RegisterGlobalExpedited);
+        }
+    });
+}
+
+/// Orders the caller's earlier stores before every registered process's later loads, as
+/// if each had run a full fence. Returns false where the kernel cannot do it; then a
+/// sleeper must wake up on its own now and then.
+pub(crate) fn heavy_barrier() -> bool {
+    expedited_supported() && rustix::thread::membarrier(MembarrierCommand::GlobalExpedited).is_ok()
+}
