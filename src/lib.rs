@@ -89,5 +89,12 @@ pub mod __private {
     impl<F: zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable> MessageField for F {}
 
     pub const fn assert_field<F: MessageField + ?Sized>() {}
+
+    /// The shared-memory object names behind a channel name: control block, rings. For
+    /// tests and tools that inspect or forge the raw objects.
+    pub fn shm_object_names(name: &str) -> [String; 2] {
+        let names = crate::platform::ObjectNames::of(name);
+        [names.control, names.rings]
+    }
     pub const fn assert_pod<F: bytemuck::Pod>() {}
 }

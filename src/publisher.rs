@@ -36,7 +36,8 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     wake: *const WakeWord,
     published: u64,
     backpressured: u64,
-    strategy: Box<dyn WaitStrategy>,
+    /// Taken out while a blocking call runs, so waiting never allocates.
+    strategy: Option<Box<dyn WaitStrategy>>,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -77,7 +78,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             backpressured: 0,
             slot,
             shared,
-            strategy: Box::new(Adaptive::default()),
+            strategy: Some(Box::new(Adaptive::default())),
             _marker: KindMarker::default(),
         };
         // SAFETY: `progress` points into the live control mapping.
@@ -106,7 +107,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// Replaces the strategy blocking sends wait with (default [`Adaptive`]).
     pub fn set_wait_strategy(&mut self, strategy: impl WaitStrategy + 'static) {
-        self.strategy = Box::new(strategy);
+        self.strategy = Some(Box::new(strategy));
     }
 
     /// Recomputes the write limit from the subscribers' cursors.
@@ -197,7 +198,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
     fn block<R>(&mut self, timeout: Option<Duration>, mut attempt: impl FnMut(&mut Self) -> Result<R>) -> Result<R> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        let mut strategy = std::mem::replace(&mut self.strategy, Box::new(Adaptive::default()));
+        let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut failure = None;
         let outcome = wait::block_on(
             &mut *strategy,
@@ -213,7 +214,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             },
             &mut || false,
         );
-        self.strategy = strategy;
+        self.strategy = Some(strategy);
         match outcome {
             Some(Ok(value)) => Ok(value),
             Some(Err(())) => Err(failure.expect("the attempt recorded its error")),

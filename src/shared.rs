@@ -249,47 +249,65 @@ fn map_control(fd: &OwnedFd, len: usize, name: &str) -> Result<MmapRaw> {
         })
 }
 
-/// Reads the control object's header, waiting a bounded time for an owner still creating it.
-fn inspect(fd: &OwnedFd, name: &str) -> Result<(MmapRaw, Option<ChannelInfo>, u64)> {
+/// What a control object holds, as far as can be told without trusting it.
+enum Found {
+    /// Initialised: its info (still to be validated) and owner word.
+    Ready(MmapRaw, ChannelInfo, u64),
+    /// Not initialised within the wait; the owner word if it was written.
+    Unready(u64),
+    /// Certainly not a salias channel.
+    Foreign(String),
+}
+
+/// Reads a control object's header, waiting a bounded time for an owner still creating it.
+fn inspect(fd: &OwnedFd, name: &str) -> Result<Found> {
     let deadline = Instant::now() + INIT_WAIT;
     loop {
         let len = platform::object_len(fd.as_fd()).map_err(|e| shm_error("fstat", name, e))? as usize;
+        let mut owner = SLOT_FREE;
         if len >= size_of::<Header>() {
             let map = map_control(fd, len, name)?;
             // SAFETY: the mapping holds at least a `Header`, page aligned.
             let header = unsafe { &*(map.as_mut_ptr() as *const Header) };
             // SYNC POINT header-ready (Acquire side).
-            let ready = header.state.load(Ordering::Acquire) == STATE_READY;
-            let owner = header.owner.token.load(Ordering::Acquire);
-            if ready {
-                // SAFETY: READY was published after `info` was written; copying it out
-                // reads plain bytes that any peer could still scribble on, which is why the
-                // copy is validated before use.
-                let info = unsafe { std::ptr::read_volatile(&header.info) };
-                return Ok((map, Some(info), owner));
+            let state = header.state.load(Ordering::Acquire);
+            owner = header.owner.token.load(Ordering::Acquire);
+            // SAFETY: plain bytes copied out of the mapping; any peer may have scribbled on
+            // them, which is why every use validates the copy first.
+            let info = unsafe { std::ptr::read_volatile(&header.info) };
+            if state == STATE_READY {
+                return Ok(Found::Ready(map, info, owner));
             }
-            if Instant::now() >= deadline || (owner != SLOT_FREE && !platform::token_alive(owner)) {
-                return Ok((map, None, owner));
+            if state != 0 {
+                return Ok(Found::Foreign(format!("its state word is {state:#x}")));
             }
-        } else if Instant::now() >= deadline {
-            return Err(Error::Initializing { name: name.to_owned() });
+            if info.magic != 0 && info.magic != MAGIC {
+                return Ok(Found::Foreign("its first bytes are not the salias magic".into()));
+            }
+            if owner != SLOT_FREE && !platform::token_alive(owner) {
+                return Ok(Found::Unready(owner));
+            }
+        } else if len > 0 {
+            return Ok(Found::Foreign(format!("it is only {len} bytes long")));
+        }
+        if Instant::now() >= deadline {
+            return Ok(Found::Unready(owner));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
 }
 
 fn classify(fd: &OwnedFd, name: &str) -> Result<Existing> {
-    let (_map, info, owner) = match inspect(fd, name) {
-        Ok(found) => found,
-        Err(Error::Initializing { .. }) => return Ok(Existing::Abandoned),
-        Err(e) => return Err(e),
-    };
-    let Some(info) = info else {
-        return Ok(if owner != SLOT_FREE && platform::token_alive(owner) {
-            Existing::Live(platform::token_pid(owner))
-        } else {
-            Existing::Abandoned
-        });
+    let (info, owner) = match inspect(fd, name)? {
+        Found::Ready(_, info, owner) => (info, owner),
+        Found::Foreign(reason) => return Ok(Existing::Foreign(reason)),
+        Found::Unready(owner) => {
+            return Ok(if owner != SLOT_FREE && platform::token_alive(owner) {
+                Existing::Live(platform::token_pid(owner))
+            } else {
+                Existing::Abandoned
+            });
+        }
     };
     if info.magic != MAGIC {
         return Ok(Existing::Foreign("its first bytes are not the salias magic".into()));
@@ -593,16 +611,21 @@ pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
         Err(Errno::NOENT) => return Err(Error::NotFound { name: name.to_owned() }),
         Err(e) => return Err(shm_error("shm_open", name, e)),
     };
-    let (control, info, owner) = inspect(&fd, name)?;
-    let Some(info) = info else {
-        return Err(if owner != SLOT_FREE && !platform::token_alive(owner) {
-            Error::Stale {
+    let (control, info, owner) = match inspect(&fd, name)? {
+        Found::Ready(control, info, owner) => (control, info, owner),
+        Found::Foreign(reason) => {
+            return Err(Error::NotAChannel {
+                name: name.to_owned(),
+                reason,
+            });
+        }
+        Found::Unready(owner) if owner != SLOT_FREE && !platform::token_alive(owner) => {
+            return Err(Error::Stale {
                 name: name.to_owned(),
                 owner_pid: platform::token_pid(owner),
-            }
-        } else {
-            Error::Initializing { name: name.to_owned() }
-        });
+            });
+        }
+        Found::Unready(_) => return Err(Error::Initializing { name: name.to_owned() }),
     };
     let object_len = control.len();
     let checked = validate_info(name, &info, kind, object_len)?;

@@ -49,7 +49,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     burst: Cell<u32>,
     received: u64,
     wake: *const WakeWord,
-    strategy: Box<dyn WaitStrategy>,
+    /// Taken out while a blocking call runs, so waiting never allocates.
+    strategy: Option<Box<dyn WaitStrategy>>,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -97,7 +98,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             burst: Cell::new(0),
             received: 0,
             wake: &*shared.hot().wake,
-            strategy: Box::new(Adaptive::default()),
+            strategy: Some(Box::new(Adaptive::default())),
             shared,
             _marker: KindMarker::default(),
         })
@@ -115,7 +116,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     /// Replaces the strategy blocking receives wait with (default [`Adaptive`]).
     pub fn set_wait_strategy(&mut self, strategy: impl WaitStrategy + 'static) {
-        self.strategy = Box::new(strategy);
+        self.strategy = Some(Box::new(strategy));
     }
 
     /// Length of the committed frame at the head of ring `ring`, if there is one.
@@ -237,7 +238,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             return Ok(found);
         }
         let deadline = timeout.map(|t| Instant::now() + t);
-        let mut strategy = std::mem::replace(&mut self.strategy, Box::new(Adaptive::default()));
+        let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut failure = None;
         let this = &*self;
         // SAFETY: `wake` points into the live control mapping.
@@ -255,7 +256,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             },
             &mut || this.any_ready(),
         );
-        self.strategy = strategy;
+        self.strategy = Some(strategy);
         match found {
             Some(Ok(found)) => Ok(found),
             Some(Err(())) => Err(failure.expect("the attempt recorded its error")),

@@ -1,0 +1,130 @@
+//! Helpers shared by the integration tests: unique channel names, and running a test's
+//! roles as separate processes by re-executing the test binary.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Environment variable that tells a re-executed test binary which role to play.
+pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
+
+/// A channel name unique to this process and `tag`.
+pub fn unique_name(tag: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!("t-{tag}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The role this process was started with, if it is a child.
+pub fn role() -> Option<String> {
+    std::env::var(ROLE_VAR).ok()
+}
+
+/// A value passed to a child through the environment.
+pub fn arg<T: std::str::FromStr>(key: &str) -> T {
+    let value = std::env::var(format!("SALIAS_TEST_{key}")).unwrap_or_else(|_| panic!("child argument {key} missing"));
+    value.parse().unwrap_or_else(|_| panic!("child argument {key}={value} does not parse"))
+}
+
+/// Starts this test binary again running only `test` as `role`, with `args` in its
+/// environment. Its stdout is piped so the parent can read what it reports.
+pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> Child {
+    let mut command = Command::new(std::env::current_exe().expect("test binary path"));
+    command
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(ROLE_VAR, role)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (key, value) in args {
+        command.env(format!("SALIAS_TEST_{key}"), value);
+    }
+    command.spawn().expect("spawn child test process")
+}
+
+/// Waits for every child; a watchdog kills them all and fails the test if they are not
+/// done within `limit` (a hang is a failure, never a slow pass). Returns each child's
+/// `REPORT` lines.
+pub fn wait_all(children: Vec<(&str, Child)>, limit: Duration) -> Vec<Vec<String>> {
+    let deadline = Instant::now() + limit;
+    let mut children: Vec<(String, Child, Option<std::process::ExitStatus>)> =
+        children.into_iter().map(|(n, c)| (n.to_owned(), c, None)).collect();
+    loop {
+        let mut running = false;
+        for (_, child, status) in children.iter_mut() {
+            if status.is_none() {
+                *status = child.try_wait().expect("poll child");
+                running |= status.is_none();
+            }
+        }
+        if !running {
+            break;
+        }
+        if Instant::now() > deadline {
+            for (_, child, _) in children.iter_mut() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            panic!("watchdog: children did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    children
+        .into_iter()
+        .map(|(name, mut child, status)| {
+            let mut out = String::new();
+            use std::io::Read;
+            child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+            let status = status.unwrap();
+            assert!(status.success(), "child {name} failed with {status}; its output:\n{out}");
+            out.lines()
+                .filter_map(|l| l.strip_prefix("REPORT "))
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+/// Kills the child when dropped, so a failing parent never leaves an orphan behind.
+pub struct KillOnDrop(pub Child);
+
+impl KillOnDrop {
+    /// Reads the child's stdout until its next `REPORT` line and returns the rest of it.
+    pub fn next_report(&mut self) -> String {
+        use std::io::BufRead;
+        let stdout = self.0.stdout.as_mut().expect("child stdout is piped");
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(reader.read_line(&mut line).unwrap() > 0, "child exited before reporting");
+            if let Some(rest) = line.trim_end().strip_prefix("REPORT ") {
+                return rest.to_owned();
+            }
+        }
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Prints a line the parent collects with `wait_all`.
+pub fn report(line: impl std::fmt::Display) {
+    println!("REPORT {line}");
+}
+
+/// A tiny deterministic generator, so every process derives the same test data.
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
