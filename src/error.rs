@@ -192,6 +192,7 @@ impl Error {
     }
 
     /// A platform failure that the OS did not report as an errno.
+    #[cfg_attr(any(not(target_os = "linux"), feature = "portable"), allow(dead_code))]
     pub(crate) fn platform_check(call: &'static str, object: impl Into<String>, hint: impl Into<String>) -> Self {
         Error::Platform {
             call,

@@ -52,7 +52,11 @@ impl Checker {
             sample.seq, self.next[producer],
             "producer {producer}: message out of order or lost"
         );
-        assert_eq!(*sample, Sample::new(sample.producer, sample.seq), "message content corrupted");
+        assert_eq!(
+            *sample,
+            Sample::new(sample.producer, sample.seq),
+            "message content corrupted"
+        );
         let known = self.slot_of[producer].get_or_insert(slot);
         assert_eq!(*known, slot, "producer {producer} appeared on two rings");
         self.next[producer] += 1;
@@ -114,7 +118,9 @@ fn cross_process_two_publishers_one_subscriber() {
             let total = 2 * PER_PUBLISHER;
             let mut received = 0;
             while received < total {
-                let got = subscriber.poll(256, |slot, sample| checker.check(slot, sample)).unwrap();
+                let got = subscriber
+                    .poll(256, |slot, sample| checker.check(slot, sample))
+                    .unwrap();
                 received += got as u64;
                 if got == 0 {
                     // Exercise the blocking path too.
@@ -364,7 +370,13 @@ fn cross_process_crash_owner_killed_then_recreated() {
             drop(owner); // SIGKILL, then reap
 
             match FifoMpsc::<Sample>::connect(&name) {
-                Err(e) => assert_eq!(e, Error::Stale { name: name.clone(), owner_pid }),
+                Err(e) => assert_eq!(
+                    e,
+                    Error::Stale {
+                        name: name.clone(),
+                        owner_pid
+                    }
+                ),
                 Ok(_) => panic!("connecting to a channel whose owner died must report it stale"),
             }
             let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).expect("create recovers a stale channel");

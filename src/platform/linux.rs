@@ -90,11 +90,6 @@ pub(crate) unsafe fn bind_numa(addr: *mut c_void, len: usize, node: u32) -> Resu
     }
 }
 
-/// Faults every page in so it is placed (on the bound node) before first use.
-pub(crate) fn touch_pages(base: *mut u8, len: usize, page: usize) {
-    super::touch_pages_by_writing(base, len, page);
-}
-
 /// Sleeps while `*word == expected`, at most `timeout`. Spurious returns are fine: callers
 /// re-check their condition.
 pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {

@@ -180,10 +180,10 @@ impl MagicRing {
                     unsafe { native::bind_numa(at, capacity, node) }
                         .map_err(|e| Error::platform("mbind", object, e))?;
                     if options.populate {
-                        native::touch_pages(ring.base.as_ptr(), capacity, align);
+                        touch_pages(ring.base.as_ptr(), capacity, align);
                     }
                 } else if options.populate && native::POPULATE.is_empty() {
-                    native::touch_pages(ring.base.as_ptr(), capacity, align);
+                    touch_pages(ring.base.as_ptr(), capacity, align);
                 }
             }
         }
@@ -212,14 +212,14 @@ impl Drop for MagicRing {
     }
 }
 
-/// Writes a zero to one byte of every page so it is faulted in before first use; the
-/// memory is freshly created and already zero.
-#[allow(dead_code)] // not every platform layer needs it
-pub(crate) fn touch_pages_by_writing(base: *mut u8, len: usize, page: usize) {
+/// Reads one byte of every page so it is faulted in (and, for shared memory, allocated)
+/// before first use. Reading, never writing: a process connecting to a live channel must
+/// not disturb frames already in the ring.
+pub(crate) fn touch_pages(base: *const u8, len: usize, page: usize) {
     let mut offset = 0;
     while offset < len {
-        // SAFETY: `base..base + len` is a live, writable mapping owned by the caller.
-        unsafe { base.add(offset).write_volatile(0) };
+        // SAFETY: `base..base + len` is a live mapping owned by the caller.
+        unsafe { base.add(offset).read_volatile() };
         offset += page;
     }
 }

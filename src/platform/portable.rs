@@ -34,10 +34,6 @@ pub(crate) unsafe fn bind_numa(_addr: *mut c_void, _len: usize, _node: u32) -> R
     Err(Errno::NOSYS)
 }
 
-pub(crate) fn touch_pages(base: *mut u8, len: usize, page: usize) {
-    super::touch_pages_by_writing(base, len, page);
-}
-
 pub(crate) fn wait(_word: &AtomicU32, _expected: u32, timeout: Duration) {
     std::thread::sleep(timeout.min(MAX_NAP));
 }

@@ -12,7 +12,11 @@ pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
 pub fn unique_name(tag: &str) -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("t-{tag}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "t-{tag}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// The role this process was started with, if it is a child.
@@ -23,7 +27,9 @@ pub fn role() -> Option<String> {
 /// A value passed to a child through the environment.
 pub fn arg<T: std::str::FromStr>(key: &str) -> T {
     let value = std::env::var(format!("SALIAS_TEST_{key}")).unwrap_or_else(|_| panic!("child argument {key} missing"));
-    value.parse().unwrap_or_else(|_| panic!("child argument {key}={value} does not parse"))
+    value
+        .parse()
+        .unwrap_or_else(|_| panic!("child argument {key}={value} does not parse"))
 }
 
 /// Starts this test binary again running only `test` as `role`, with `args` in its
@@ -75,7 +81,10 @@ pub fn wait_all(children: Vec<(&str, Child)>, limit: Duration) -> Vec<Vec<String
             use std::io::Read;
             child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
             let status = status.unwrap();
-            assert!(status.success(), "child {name} failed with {status}; its output:\n{out}");
+            assert!(
+                status.success(),
+                "child {name} failed with {status}; its output:\n{out}"
+            );
             out.lines()
                 .filter_map(|l| l.strip_prefix("REPORT "))
                 .map(str::to_owned)
@@ -96,7 +105,10 @@ impl KillOnDrop {
         let mut line = String::new();
         loop {
             line.clear();
-            assert!(reader.read_line(&mut line).unwrap() > 0, "child exited before reporting");
+            assert!(
+                reader.read_line(&mut line).unwrap() > 0,
+                "child exited before reporting"
+            );
             if let Some(rest) = line.trim_end().strip_prefix("REPORT ") {
                 return rest.to_owned();
             }
