@@ -165,6 +165,47 @@ pub(crate) struct SubscriberSlot {
     pub holder: CacheLine<Holder>,
 }
 
+/// A pointer into a shared mapping, held by a handle that also holds the `Arc<Shared>`
+/// owning that mapping, so the target outlives the pointer. Plain `&'static` would lie
+/// about the lifetime; a raw pointer would need an `unsafe` block at every use.
+pub(crate) struct ShmPtr<T>(std::ptr::NonNull<T>);
+
+impl<T> ShmPtr<T> {
+    /// # Safety
+    /// `target` must live in a mapping that outlives every use of the returned pointer.
+    pub(crate) unsafe fn new(target: &T) -> Self {
+        ShmPtr(std::ptr::NonNull::from(target))
+    }
+
+    /// # Safety
+    /// As for `new`; `ptr` must not be null. Keeps the pointer's write permission, which a
+    /// pointer made from `&T` would not have.
+    pub(crate) unsafe fn from_raw(ptr: *mut T) -> Self {
+        // SAFETY: the caller promises a non-null pointer.
+        ShmPtr(unsafe { std::ptr::NonNull::new_unchecked(ptr) })
+    }
+
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self) -> &T {
+        // SAFETY: `new`'s contract: the mapping outlives this pointer.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+// SAFETY: `T` is shared-memory state made of atomics (`Sync`), reachable from any thread.
+unsafe impl<T: Sync> Send for ShmPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for ShmPtr<T> {}
+
+/// Makes a handle `!Sync`: its methods take `&mut self` and it must have one user at a
+/// time (one writer per ring, one reader per subscriber slot).
+pub(crate) type SingleUser = std::marker::PhantomData<std::cell::Cell<()>>;
+
 /// A subscriber's read position in one ring: everything before it has been released.
 pub(crate) type Cursor = CacheLine<AtomicU64>;
 

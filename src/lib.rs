@@ -72,6 +72,10 @@ pub use salias_derive::SaliasMessage;
 pub use subscriber::{Received, ReceivedBytes, Subscriber};
 pub use wait::{Adaptive, BusySpin, Park, SpinThenYield, WaitStrategy};
 
+/// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to
+/// use it as a field inside a salias message.
+pub use zerocopy;
+
 /// Items the derive macro expands to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
@@ -83,7 +87,7 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be a field of a salias message",
         label = "this field's type is not plain data",
-        note = "message fields must be plain data (integers, floats, arrays of them, or other `#[derive(SaliasMessage)]` types) without padding; pointers, references, `bool`, `char` and heap types cannot cross processes"
+        note = "message fields must be plain data: integers, floats, arrays of them, or types deriving zerocopy's `FromBytes`, `IntoBytes` and `Immutable` (re-exported as `salias::zerocopy`)"
     )]
     pub trait MessageField {}
     impl<F: zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable> MessageField for F {}

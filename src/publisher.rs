@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{COMMIT_KEY, FRAME_LEN_OFFSET, Progress, SLOT_FREE, WakeWord};
+use crate::layout::{COMMIT_KEY, FRAME_LEN_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::shared::Shared;
 use crate::wait::{self, Adaptive, WaitStrategy};
@@ -23,7 +23,7 @@ use crate::wait::{self, Adaptive, WaitStrategy};
 pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
-    ring: *mut u8,
+    ring: ShmPtr<u8>,
     mask: u64,
     /// Position of the next frame.
     tail: u64,
@@ -32,18 +32,15 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     limit: u64,
     window: u64,
     max_len: usize,
-    progress: *const Progress,
-    wake: *const WakeWord,
+    progress: ShmPtr<Progress>,
+    wake: ShmPtr<WakeWord>,
     published: u64,
     backpressured: u64,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     _marker: KindMarker<T, M, K>,
+    _single_writer: SingleUser,
 }
-
-// SAFETY: the raw pointers point into mappings kept alive by `shared` (an `Arc`), valid in
-// any thread. Not `Sync`: the raw pointers keep it so, which is the single-writer rule.
-unsafe impl<T: Payload, M: Mode, K: Topology> Send for Publisher<T, M, K> {}
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
@@ -63,10 +60,17 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 return Err(e);
             }
         };
-        let progress: *const Progress = &*shared.producer_slot(slot).progress;
-        let wake: *const WakeWord = &*shared.hot().wake;
+        // SAFETY: both live in the control mapping, which `shared` keeps alive as long as
+        // the publisher holding these pointers.
+        let (progress, wake) = unsafe {
+            (
+                ShmPtr::new(&*shared.producer_slot(slot).progress),
+                ShmPtr::new(&*shared.hot().wake),
+            )
+        };
         let mut publisher = Publisher {
-            ring: shared.ring(slot).base(),
+            // SAFETY: the ring mapping lives as long as `shared`, which the publisher holds.
+            ring: unsafe { ShmPtr::from_raw(shared.ring(slot).base()) },
             mask: shared.capacity as u64 - 1,
             tail,
             limit: 0,
@@ -80,9 +84,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             shared,
             strategy: Some(Box::new(Adaptive::default())),
             _marker: KindMarker::default(),
+            _single_writer: SingleUser::default(),
         };
-        // SAFETY: `progress` points into the live control mapping.
-        let progress = unsafe { &*publisher.progress };
+        let progress = publisher.progress.get();
         progress.tail.store(tail, Ordering::Release);
         publisher.published = progress.published.load(Ordering::Relaxed);
         publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
@@ -138,8 +142,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             self.refresh_limit()?;
             if pos + frame > self.limit {
                 self.backpressured += 1;
-                // SAFETY: `progress` points into the live control mapping.
-                unsafe { &*self.progress }
+                self.progress
+                    .get()
                     .backpressured
                     .store(self.backpressured, Ordering::Relaxed);
                 return Err(Error::Backpressured);
@@ -153,7 +157,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     fn frame_at(&self, pos: u64) -> *mut u8 {
         // SAFETY: `pos & mask` < capacity, and the ring is mapped twice in a row, so the
         // frame (at most `window` ≤ capacity bytes) lies inside the double view.
-        unsafe { self.ring.add((pos & self.mask) as usize) }
+        unsafe { self.ring.as_ptr().add((pos & self.mask) as usize) }
     }
 
     /// Writes the frame header and commits it, without publishing progress or waking.
@@ -175,12 +179,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Reports progress for monitors and wakes sleeping subscribers.
     #[inline(always)]
     fn publish_progress(&self) {
-        // SAFETY: `progress` and `wake` point into the live control mapping.
-        let progress = unsafe { &*self.progress };
+        let progress = self.progress.get();
         progress.tail.store(self.tail, Ordering::Release);
         progress.published.store(self.published, Ordering::Relaxed);
-        // SAFETY: as above.
-        wait::wake_subscribers(unsafe { &*self.wake });
+        wait::wake_subscribers(self.wake.get());
     }
 
     /// Writes one frame of `len` payload bytes produced by `write`, then commits it.
@@ -394,6 +396,7 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Publisher<T, M, K> {
 
 /// Room for one typed message, reserved in the ring. Write it through `DerefMut`, then
 /// [`commit`](Claim::commit); dropping it abandons the message.
+#[must_use = "a claim publishes nothing until it is committed"]
 pub struct Claim<'a, T: Message, M: Mode, K: Topology> {
     publisher: &'a mut Publisher<T, M, K>,
     pos: u64,
@@ -427,6 +430,7 @@ impl<T: Message, M: Mode, K: Topology> DerefMut for Claim<'_, T, M, K> {
 
 /// Room for `len` raw bytes, reserved in the ring. Write them through `DerefMut`, then
 /// commit; dropping it abandons the message.
+#[must_use = "a claim publishes nothing until it is committed"]
 pub struct ClaimBytes<'a, M: Mode, K: Topology> {
     publisher: &'a mut Publisher<Bytes, M, K>,
     pos: u64,

@@ -252,7 +252,7 @@ fn map_control(fd: &OwnedFd, len: usize, name: &str) -> Result<MmapRaw> {
 /// What a control object holds, as far as can be told without trusting it.
 enum Found {
     /// Initialised: its info (still to be validated) and owner word.
-    Ready(MmapRaw, ChannelInfo, u64),
+    Ready(MmapRaw, Box<ChannelInfo>, u64),
     /// Not initialised within the wait; the owner word if it was written.
     Unready(u64),
     /// Certainly not a salias channel.
@@ -276,7 +276,7 @@ fn inspect(fd: &OwnedFd, name: &str) -> Result<Found> {
             // them, which is why every use validates the copy first.
             let info = unsafe { std::ptr::read_volatile(&header.info) };
             if state == STATE_READY {
-                return Ok(Found::Ready(map, info, owner));
+                return Ok(Found::Ready(map, Box::new(info), owner));
             }
             if state != 0 {
                 return Ok(Found::Foreign(format!("its state word is {state:#x}")));

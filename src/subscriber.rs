@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{COMMIT_KEY, FRAME_LEN_OFFSET, SLOT_FREE, WakeWord};
+use crate::layout::{COMMIT_KEY, FRAME_LEN_OFFSET, SLOT_FREE, ShmPtr, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::shared::Shared;
 use crate::wait::{self, Adaptive, WaitStrategy};
@@ -25,12 +25,12 @@ const BURST: u32 = 64;
 
 /// This subscriber's state for one publisher ring.
 struct Reader {
-    base: *const u8,
+    base: ShmPtr<u8>,
     /// Position of the next frame to read.
     head: u64,
     /// Position last stored to the shared cursor.
     released: u64,
-    cursor: *const AtomicU64,
+    cursor: ShmPtr<AtomicU64>,
 }
 
 /// Receives messages of type `T` from every publisher of a channel.
@@ -48,15 +48,11 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     current: Cell<usize>,
     burst: Cell<u32>,
     received: u64,
-    wake: *const WakeWord,
+    wake: ShmPtr<WakeWord>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     _marker: KindMarker<T, M, K>,
 }
-
-// SAFETY: the raw pointers point into mappings kept alive by `shared` (an `Arc`), valid in
-// any thread; the `Cell`s and pointers keep it `!Sync`.
-unsafe impl<T: Payload, M: Mode, K: Topology> Send for Subscriber<T, M, K> {}
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
@@ -80,10 +76,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 ));
             }
             readers.push(Reader {
-                base: shared.ring(producer).base(),
+                // SAFETY: the ring mapping lives as long as `shared`, which we hold.
+                base: unsafe { ShmPtr::from_raw(shared.ring(producer).base()) },
                 head,
                 released: head,
-                cursor: &**cursor,
+                // SAFETY: the cursor lives in the control mapping, which `shared` keeps alive
+                // as long as this subscriber.
+                cursor: unsafe { ShmPtr::new(&**cursor) },
             });
         }
         let quarter = (shared.window as u64 / 4).max(1);
@@ -97,7 +96,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             current: Cell::new(0),
             burst: Cell::new(0),
             received: 0,
-            wake: &*shared.hot().wake,
+            // SAFETY: as for the cursors.
+            wake: unsafe { ShmPtr::new(&*shared.hot().wake) },
             strategy: Some(Box::new(Adaptive::default())),
             shared,
             _marker: KindMarker::default(),
@@ -125,7 +125,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let reader = &self.readers[ring];
         // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the commit word is
         // inside the first view and aligned for AtomicU64.
-        let at = unsafe { reader.base.add((reader.head & self.mask) as usize) };
+        let at = unsafe { reader.base.as_ptr().add((reader.head & self.mask) as usize) };
         // SYNC POINT frame-commit (Acquire side): the header and payload written before
         // the publisher's Release store are visible once we see our position's key.
         // SAFETY: see above.
@@ -198,8 +198,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     fn store_cursor(reader: &mut Reader) {
         // SYNC POINT ring-release (Release side): our reads of everything before `head`
         // happen before a publisher that loads this cursor overwrites it.
-        // SAFETY: `cursor` points into the live control mapping.
-        unsafe { &*reader.cursor }.store(reader.head, Ordering::Release);
+        reader.cursor.get().store(reader.head, Ordering::Release);
         reader.released = reader.head;
     }
 
@@ -220,6 +219,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         unsafe {
             reader
                 .base
+                .as_ptr()
                 .add((reader.head & self.mask) as usize + Frame::<T, M>::HEADER)
         }
     }
@@ -241,8 +241,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut failure = None;
         let this = &*self;
-        // SAFETY: `wake` points into the live control mapping.
-        let wake = unsafe { &*this.wake };
+        let wake = this.wake.get();
         let found = wait::block_on(
             &mut *strategy,
             Some(wake),

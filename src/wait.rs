@@ -13,7 +13,7 @@ use crate::platform;
 
 /// Decides what to do while a blocking call has nothing to do. Implement it to plug in
 /// your own policy; [`Adaptive`] is the default.
-pub trait WaitStrategy: Send {
+pub trait WaitStrategy: Send + Sync {
     /// Called after the condition was found unmet; `idle` counts such calls since the
     /// condition last held (0 on the first).
     fn wait(&mut self, idle: u32, park: &mut Park<'_>);
