@@ -152,10 +152,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let core = |s: &str| s.parse::<usize>().ok();
     if args.len() == 5 && args[1] == "--role" {
         let (name, pinned) = (&args[3], core(&args[4]));
-        return Ok(match args[2].as_str() {
+        match args[2].as_str() {
             "publisher" => publisher(name, pinned)?,
             _ => subscriber(name, pinned)?,
-        });
+        }
+        return Ok(());
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
