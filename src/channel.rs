@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::error::Result;
-use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, Ordered, Topology};
+use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 use crate::message::{Bytes, Frame, Payload};
 use crate::publisher::Publisher;
 use crate::shared::{self, Kind, Ownership, Shared};
@@ -33,6 +33,12 @@ pub type OrderedFanout<T> = Channel<T, Ordered, Fanout>;
 
 /// A [`FifoMpsc`] channel of raw byte messages.
 pub type RawFifoMpsc = FifoMpsc<Bytes>;
+/// A [`FifoFanout`] channel of raw byte messages.
+pub type RawFifoFanout = FifoFanout<Bytes>;
+/// An [`OrderedMpsc`] channel of raw byte messages.
+pub type RawOrderedMpsc = OrderedMpsc<Bytes>;
+/// An [`OrderedFanout`] channel of raw byte messages.
+pub type RawOrderedFanout = OrderedFanout<Bytes>;
 
 impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     fn kind(any_type: bool) -> Kind {
@@ -78,7 +84,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     }
 }
 
-impl<T: Payload> Channel<T, Fifo, Mpsc> {
+impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// Creates the channel described by `config`; this process becomes its owner.
     ///
     /// Fails with [`Error::AlreadyExists`](crate::Error::AlreadyExists) if a live channel
@@ -105,18 +111,33 @@ impl<T: Payload> Channel<T, Fifo, Mpsc> {
 
     /// Claims a publisher slot. Fails with [`Error::NoFreeSlot`](crate::Error::NoFreeSlot)
     /// when every slot is held.
-    pub fn publisher(&self) -> Result<Publisher<T, Fifo, Mpsc>> {
+    pub fn publisher(&self) -> Result<Publisher<T, M, K>> {
         Publisher::new(self.shared.clone())
     }
 
-    /// Claims the channel's one subscriber slot. Fails with
-    /// [`Error::NoFreeSlot`](crate::Error::NoFreeSlot) while another subscriber holds it.
-    pub fn subscriber(&self) -> Result<Subscriber<T, Fifo, Mpsc>> {
-        Subscriber::new(self.shared.clone())
+    /// Claims a subscriber slot. Fails with [`Error::NoFreeSlot`](crate::Error::NoFreeSlot)
+    /// when every slot is held.
+    ///
+    /// On an `Mpsc` channel this is the one subscriber slot, and the subscriber resumes
+    /// exactly where the previous one stopped: nothing is lost between subscribers. On a
+    /// `Fanout` channel the subscriber **joins at the current end** of every ring: it
+    /// receives messages published from now on, not those already in the rings.
+    pub fn subscriber(&self) -> Result<Subscriber<T, M, K>> {
+        Subscriber::new(self.shared.clone(), None)
+    }
+
+    /// Claims subscriber slot `slot` specifically (Fanout only), joining at the current
+    /// end of every ring. Fails with [`Error::SlotInUse`](crate::Error::SlotInUse) if a
+    /// live subscriber holds it.
+    pub fn subscriber_at(&self, slot: usize) -> Result<Subscriber<T, M, K>>
+    where
+        K: MultiSubscriber,
+    {
+        Subscriber::new(self.shared.clone(), Some(slot))
     }
 }
 
-impl Channel<Bytes, Fifo, Mpsc> {
+impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
     /// Connects to a channel of any message type as raw bytes: each message is the
     /// type's bytes, and raw offers must be exactly the type's size. This is the one way
     /// to bypass the type check, for tools and bridges that do not know the type.

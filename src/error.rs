@@ -136,6 +136,24 @@ pub enum Error {
         /// How many slots the channel has.
         slots: u32,
     },
+    /// A specific slot was asked for, but another live handle holds it.
+    SlotInUse {
+        /// The channel name.
+        name: String,
+        /// The slot index asked for.
+        slot: usize,
+        /// The process holding it.
+        holder_pid: u32,
+    },
+    /// A slot index past the channel's slots was asked for.
+    SlotOutOfRange {
+        /// The channel name.
+        name: String,
+        /// The slot index asked for.
+        slot: usize,
+        /// How many slots the channel has.
+        slots: u32,
+    },
     /// A message is larger than the channel accepts.
     MessageTooLarge {
         /// The message length in bytes.
@@ -288,6 +306,15 @@ impl fmt::Display for Error {
             Error::NoFreeSlot { name, role, slots } => write!(
                 f,
                 "channel {name:?} has no free {role} slot (all {slots} are in use); drop an unused {role} or create the channel with more slots"
+            ),
+            Error::SlotInUse { name, slot, holder_pid } => write!(
+                f,
+                "subscriber slot {slot} of channel {name:?} is held by live process {holder_pid}; pick another slot or let `subscriber()` choose a free one"
+            ),
+            Error::SlotOutOfRange { name, slot, slots } => write!(
+                f,
+                "channel {name:?} has subscriber slots 0 to {}, not {slot}; create it with more `subscribers` or pick a lower slot",
+                slots.saturating_sub(1)
             ),
             Error::MessageTooLarge { len, max } => write!(
                 f,

@@ -19,6 +19,8 @@ pub trait Mode: sealed::Sealed + Send + Sync + 'static {
     const ID: u32;
     /// Bytes of frame header in front of each payload, before alignment.
     const HEADER_LEN: usize;
+    /// Whether messages carry a global sequence number.
+    const ORDERED: bool;
 }
 
 /// How many subscribers see each message. Implemented by [`Mpsc`] and [`Fanout`].
@@ -32,7 +34,28 @@ pub trait Topology: sealed::Sealed + Send + Sync + 'static {
     const NAME: &'static str;
     /// Value stored in the control block.
     const ID: u32;
+    /// Whether several subscribers each see every message.
+    const FANOUT: bool;
 }
+
+/// Modes whose messages carry one global sequence number: only [`Ordered`].
+#[diagnostic::on_unimplemented(
+    message = "messages of a `{Self}` channel have no global sequence number",
+    label = "only `Ordered` channels number their messages",
+    note = "FIFO channels order messages per publisher only; create the channel as `OrderedMpsc` or `OrderedFanout` to get one global order"
+)]
+pub trait GlobalOrder: Mode {}
+
+/// Topologies with several subscriber slots: only [`Fanout`].
+#[diagnostic::on_unimplemented(
+    message = "an `{Self}` channel has exactly one subscriber slot",
+    label = "subscriber slots can only be chosen on `Fanout` channels",
+    note = "use `subscriber()` for the one subscriber of an Mpsc channel, or create the channel as `FifoFanout` or `OrderedFanout` for several subscribers"
+)]
+pub trait MultiSubscriber: Topology {}
+
+impl GlobalOrder for Ordered {}
+impl MultiSubscriber for Fanout {}
 
 /// Each publisher's messages arrive in the order it sent them; there is no order across
 /// publishers. The publisher's hot path does no read-modify-write on shared memory.
@@ -58,6 +81,7 @@ impl Mode for Fifo {
     const ID: u32 = 1;
     // commit word (8) + length (4) + flags (4)
     const HEADER_LEN: usize = 16;
+    const ORDERED: bool = false;
 }
 
 impl Mode for Ordered {
@@ -65,16 +89,19 @@ impl Mode for Ordered {
     const ID: u32 = 2;
     // FIFO header + global sequence (8)
     const HEADER_LEN: usize = 24;
+    const ORDERED: bool = true;
 }
 
 impl Topology for Mpsc {
     const NAME: &'static str = "Mpsc";
     const ID: u32 = 1;
+    const FANOUT: bool = false;
 }
 
 impl Topology for Fanout {
     const NAME: &'static str = "Fanout";
     const ID: u32 = 2;
+    const FANOUT: bool = true;
 }
 
 /// Zero-sized tag tying a handle to its message type and kind without owning either.

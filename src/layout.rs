@@ -45,7 +45,6 @@ pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
 /// Byte offset of the length field inside a frame.
 pub(crate) const FRAME_LEN_OFFSET: usize = 8;
 /// Byte offset of the global sequence inside an ordered frame.
-#[allow(dead_code)] // read by the ordered mode
 pub(crate) const FRAME_SEQ_OFFSET: usize = 16;
 
 /// Longest hugetlbfs directory path stored for connecting processes.
@@ -163,7 +162,13 @@ pub(crate) struct ProducerSlot {
 #[repr(C)]
 pub(crate) struct SubscriberSlot {
     pub holder: CacheLine<Holder>,
+    /// Ordered mode: the next global sequence this slot expects, saved when a subscriber
+    /// leaves an Mpsc channel so the next one resumes exactly where it stopped.
+    pub next_sequence: CacheLine<AtomicU64>,
 }
+
+/// Cursor value of a fanout subscriber slot nobody holds: publishers skip it.
+pub(crate) const CURSOR_IDLE: u64 = u64::MAX;
 
 /// A pointer into a shared mapping, held by a handle that also holds the `Arc<Shared>`
 /// owning that mapping, so the target outlives the pointer. Plain `&'static` would lie
@@ -240,7 +245,7 @@ const _: () = {
     assert!(size_of::<CacheLine<Holder>>() == 128);
     assert!(std::mem::offset_of!(Header, info) == 16);
     assert!(size_of::<ProducerSlot>() == 256);
-    assert!(size_of::<SubscriberSlot>() == 128);
+    assert!(size_of::<SubscriberSlot>() == 256);
     assert!(size_of::<Cursor>() == 128);
     assert!(size_of::<Hot>() == 256);
     assert!(HOT_OFFSET.is_multiple_of(128));

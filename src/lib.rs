@@ -62,14 +62,17 @@ mod shared;
 mod subscriber;
 mod wait;
 
-pub use channel::{Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoMpsc, remove};
+pub use channel::{
+    Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
+    RawOrderedMpsc, remove,
+};
 pub use config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
 pub use error::{Error, NameProblem, Result, Role};
-pub use kind::{Fanout, Fifo, Mode, Mpsc, Ordered, Topology};
+pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
 pub use salias_derive::SaliasMessage;
-pub use subscriber::{Received, ReceivedBytes, Subscriber};
+pub use subscriber::{MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use wait::{Adaptive, BusySpin, Park, SpinThenYield, WaitStrategy};
 
 /// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to

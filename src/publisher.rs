@@ -1,20 +1,24 @@
 //! The publishing end: one [`Publisher`] owns one producer slot and its ring.
 //!
 //! The hot path writes the frame into the ring, then stores the frame's commit word with
-//! Release. It performs no read-modify-write on shared memory, no system call and no heap
-//! allocation; it reads subscriber cursors only when its cached limit runs out.
+//! Release. In FIFO mode it performs no read-modify-write on shared memory; in Ordered
+//! mode it takes its global sequence number with one `fetch_add` per message (one per
+//! batch with `offer_batch`). It makes no system call and no heap allocation, and reads
+//! subscriber cursors only when its cached limit runs out.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::time::Duration;
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{COMMIT_KEY, FRAME_LEN_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
+use crate::layout::{
+    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord,
+};
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::shared::Shared;
-use crate::wait::{self, Adaptive, WaitStrategy};
+use crate::wait::{self, Adaptive, WaitStrategy, Waiter};
 
 /// Publishes messages of type `T` into its own ring of a channel.
 ///
@@ -34,6 +38,8 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     max_len: usize,
     progress: ShmPtr<Progress>,
     wake: ShmPtr<WakeWord>,
+    /// The channel's global sequence (used in Ordered mode only).
+    sequence: ShmPtr<AtomicU64>,
     published: u64,
     backpressured: u64,
     /// Taken out while a blocking call runs, so waiting never allocates.
@@ -49,28 +55,32 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             (0..shared.producers as usize).map(|p| &*shared.producer_slot(p).holder),
         )?;
         crate::platform::register_fast_side();
+        let release_slot = |shared: &Shared| {
+            shared
+                .producer_slot(slot)
+                .holder
+                .token
+                .store(SLOT_FREE, Ordering::Release)
+        };
         let tail = match shared.recover_tail(slot) {
             Ok(tail) => tail,
             Err(e) => {
-                shared
-                    .producer_slot(slot)
-                    .holder
-                    .token
-                    .store(SLOT_FREE, Ordering::Release);
+                release_slot(&shared);
                 return Err(e);
             }
         };
-        // SAFETY: both live in the control mapping, which `shared` keeps alive as long as
-        // the publisher holding these pointers.
-        let (progress, wake) = unsafe {
+        // SAFETY: all three live in the control mapping, and the ring in the ring mapping;
+        // `shared` keeps both alive as long as the publisher holding these pointers.
+        let (progress, wake, sequence, ring) = unsafe {
             (
                 ShmPtr::new(&*shared.producer_slot(slot).progress),
                 ShmPtr::new(&*shared.hot().wake),
+                ShmPtr::new(&*shared.hot().sequence),
+                ShmPtr::from_raw(shared.ring(slot).base()),
             )
         };
         let mut publisher = Publisher {
-            // SAFETY: the ring mapping lives as long as `shared`, which the publisher holds.
-            ring: unsafe { ShmPtr::from_raw(shared.ring(slot).base()) },
+            ring,
             mask: shared.capacity as u64 - 1,
             tail,
             limit: 0,
@@ -78,6 +88,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             max_len: shared.max_message_len,
             progress,
             wake,
+            sequence,
             published: 0,
             backpressured: 0,
             slot,
@@ -90,6 +101,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         progress.tail.store(tail, Ordering::Release);
         publisher.published = progress.published.load(Ordering::Relaxed);
         publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
+        // On failure `publisher` drops, which frees the slot.
         publisher.refresh_limit()?;
         Ok(publisher)
     }
@@ -114,33 +126,46 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         self.strategy = Some(Box::new(strategy));
     }
 
-    /// Recomputes the write limit from the subscribers' cursors.
+    /// Recomputes the write limit from the subscribers' cursors: the slowest subscriber
+    /// still holding a slot bounds how far this publisher may write.
     fn refresh_limit(&mut self) -> Result<()> {
-        // SYNC POINT ring-release (Acquire side): the subscriber stored its cursor with
-        // Release after it finished reading everything before it, so we may overwrite it.
-        let cursor = self.shared.cursor(0, self.slot).load(Ordering::Acquire);
-        if cursor > self.tail || self.tail - cursor > self.mask + 1 {
-            return Err(Error::corrupt(
-                &self.shared.name,
-                format!(
-                    "the subscriber cursor of ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
-                    self.slot,
-                    self.mask + 1,
-                    self.tail
-                ),
-            ));
+        // SYNC POINT subscriber-join (publisher side): our last progress store is ordered
+        // before the cursor loads below. A joining fanout subscriber stores its cursor,
+        // fences, then reads our progress; so either we see its cursor here, or it sees a
+        // position at or past everything this refresh lets us overwrite.
+        fence(Ordering::SeqCst);
+        let mut slowest = self.tail;
+        for subscriber in 0..self.shared.subscribers as usize {
+            // SYNC POINT ring-release (Acquire side): the subscriber stored its cursor with
+            // Release after reading everything before it, so we may overwrite that.
+            let cursor = self.shared.cursor(subscriber, self.slot).load(Ordering::Acquire);
+            if K::FANOUT && cursor == CURSOR_IDLE {
+                continue;
+            }
+            if cursor > self.tail || self.tail - cursor > self.mask + 1 {
+                return Err(Error::corrupt(
+                    &self.shared.name,
+                    format!(
+                        "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
+                        self.slot,
+                        self.mask + 1,
+                        self.tail
+                    ),
+                ));
+            }
+            slowest = slowest.min(cursor);
         }
-        self.limit = cursor + self.window;
+        self.limit = slowest + self.window;
         Ok(())
     }
 
-    /// Finds room for a `frame`-byte frame, returning its position.
+    /// Finds room for `frames` bytes of frames, returning the first one's position.
     #[inline(always)]
-    fn reserve(&mut self, frame: u64) -> Result<u64> {
+    fn reserve(&mut self, frames: u64) -> Result<u64> {
         let pos = self.tail;
-        if pos + frame > self.limit {
+        if pos + frames > self.limit {
             self.refresh_limit()?;
-            if pos + frame > self.limit {
+            if pos + frames > self.limit {
                 self.backpressured += 1;
                 self.progress
                     .get()
@@ -160,14 +185,30 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         unsafe { self.ring.as_ptr().add((pos & self.mask) as usize) }
     }
 
-    /// Writes the frame header and commits it, without publishing progress or waking.
+    /// Takes `count` consecutive global sequence numbers (Ordered mode), returning the
+    /// first. Taken only once the frames' room is reserved, so a refused offer never
+    /// leaves a hole in the sequence.
     #[inline(always)]
-    fn commit_frame(&mut self, at: *mut u8, pos: u64, len: usize) {
+    fn take_sequence(&self, count: u64) -> u64 {
+        if M::ORDERED {
+            self.sequence.get().fetch_add(count, Ordering::Relaxed)
+        } else {
+            0
+        }
+    }
+
+    /// Writes the frame header at `at` and commits the frame; the payload is already in
+    /// place. Does not publish progress or wake anyone.
+    #[inline(always)]
+    fn commit_frame(&mut self, at: *mut u8, pos: u64, len: usize, sequence: u64) {
         // SAFETY: `at` is the 8-aligned start of a frame we reserved; the header fields are
         // inside it and no subscriber reads them before the commit word below says so.
         unsafe {
             at.add(FRAME_LEN_OFFSET).cast::<u32>().write(len as u32);
             at.add(FRAME_LEN_OFFSET + 4).cast::<u32>().write(0);
+            if M::ORDERED {
+                at.add(FRAME_SEQ_OFFSET).cast::<u64>().write(sequence);
+            }
             // SYNC POINT frame-commit (Release side): header and payload become visible to
             // a subscriber that loads this word with Acquire and finds `pos ^ COMMIT_KEY`.
             (*at.cast::<AtomicU64>()).store(pos ^ COMMIT_KEY, Ordering::Release);
@@ -176,7 +217,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         self.published += 1;
     }
 
-    /// Reports progress for monitors and wakes sleeping subscribers.
+    /// Reports progress for monitors and joining subscribers, and wakes sleeping ones.
     #[inline(always)]
     fn publish_progress(&self) {
         let progress = self.progress.get();
@@ -185,43 +226,54 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         wait::wake_subscribers(self.wake.get());
     }
 
-    /// Writes one frame of `len` payload bytes produced by `write`, then commits it.
+    /// Publishes frames of `len(i)` payload bytes written by `write(i, payload)`, for
+    /// `i < count`, as one batch: one reservation, one sequence range, one progress update.
     #[inline(always)]
-    fn offer_with(&mut self, len: usize, write: impl FnOnce(*mut u8)) -> Result<()> {
-        let frame = Frame::<T, M>::len(len) as u64;
-        let pos = self.reserve(frame)?;
-        let at = self.frame_at(pos);
-        // SAFETY: the payload starts HEADER bytes into the reserved frame.
-        write(unsafe { at.add(Frame::<T, M>::HEADER) });
-        self.commit_frame(at, pos, len);
+    fn publish(
+        &mut self,
+        count: usize,
+        len: impl Fn(usize) -> usize,
+        mut write: impl FnMut(usize, *mut u8),
+    ) -> Result<()> {
+        let frames: u64 = (0..count).map(|i| Frame::<T, M>::len(len(i)) as u64).sum();
+        let mut pos = self.reserve(frames)?;
+        let first = self.take_sequence(count as u64);
+        for i in 0..count {
+            let at = self.frame_at(pos);
+            // SAFETY: the payload starts HEADER bytes into a frame inside the reservation.
+            write(i, unsafe { at.add(Frame::<T, M>::HEADER) });
+            self.commit_frame(at, pos, len(i), first + i as u64);
+            pos = self.tail;
+        }
         self.publish_progress();
         Ok(())
     }
 
-    fn block<R>(&mut self, timeout: Option<Duration>, mut attempt: impl FnMut(&mut Self) -> Result<R>) -> Result<R> {
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
-        let mut failure = None;
-        let outcome = wait::block_on(
-            &mut *strategy,
-            None,
-            deadline,
-            || match attempt(self) {
-                Ok(value) => Some(Ok(value)),
-                Err(Error::Backpressured) => None,
-                Err(e) => {
-                    failure = Some(e);
-                    Some(Err(()))
-                }
-            },
-            &mut || false,
-        );
-        self.strategy = Some(strategy);
-        match outcome {
-            Some(Ok(value)) => Ok(value),
-            Some(Err(())) => Err(failure.expect("the attempt recorded its error")),
-            None => Err(Error::TimedOut),
+    /// How many frames of `frame` bytes fit now, refreshing the limit if fewer than
+    /// `wanted` do.
+    fn room_for(&mut self, frame: u64, wanted: usize) -> Result<usize> {
+        if self.tail + frame * wanted as u64 > self.limit {
+            self.refresh_limit()?;
         }
+        Ok(((self.limit.saturating_sub(self.tail)) / frame).min(wanted as u64) as usize)
+    }
+
+    /// Retries `attempt` while it is backpressured, waiting with the wait strategy.
+    fn block<R>(&mut self, timeout: Option<Duration>, mut attempt: impl FnMut(&mut Self) -> Result<R>) -> Result<R> {
+        let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
+        let mut waiter = Waiter::new(timeout);
+        let outcome = loop {
+            match attempt(self) {
+                Err(Error::Backpressured) => {}
+                done => break done,
+            }
+            // Subscribers do not wake publishers: a parked publisher naps and re-checks.
+            if !waiter.wait(&mut *strategy, None, &mut || false) {
+                break Err(Error::TimedOut);
+            }
+        };
+        self.strategy = Some(strategy);
+        outcome
     }
 }
 
@@ -230,44 +282,40 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// [`Error::Backpressured`] (and writes nothing) when the ring has no room.
     #[inline]
     pub fn offer(&mut self, message: &T) -> Result<()> {
-        self.offer_with(size_of::<T>(), |payload| {
-            // SAFETY: the payload area is `size_of::<T>()` bytes, aligned for `T` (frames
-            // are aligned to at least `align_of::<T>()`), and `T` has no padding, so all
-            // bytes copied are initialised.
-            unsafe { std::ptr::copy_nonoverlapping((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
-        })
+        self.publish(
+            1,
+            |_| size_of::<T>(),
+            |_, payload| {
+                // SAFETY: the payload area is `size_of::<T>()` bytes, aligned for `T`
+                // (frames are aligned to at least `align_of::<T>()`), and `T` has no
+                // padding, so every byte copied is initialised.
+                unsafe { std::ptr::copy_nonoverlapping((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
+            },
+        )
     }
 
-    /// Publishes as many of `messages` as fit, in order, with one progress update and one
-    /// wake check for the whole batch. Returns how many were published; the rest were not
-    /// written. Returns [`Error::Backpressured`] only if none fit.
+    /// Publishes as many of `messages` as fit, in order, with one reservation, one
+    /// progress update and (Ordered) one `fetch_add` for the whole batch. Returns how many
+    /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
+    /// none fit.
     pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize> {
-        let frame = Frame::<T, M>::len(size_of::<T>()) as u64;
         if messages.is_empty() {
             return Ok(0);
         }
-        if self.tail + frame * messages.len() as u64 > self.limit {
-            self.refresh_limit()?;
-        }
-        let room = ((self.limit - self.tail) / frame) as usize;
-        let count = room.min(messages.len());
-        if count == 0 {
-            return self.reserve(frame).map(|_| 0);
-        }
-        for message in &messages[..count] {
-            let pos = self.tail;
-            let at = self.frame_at(pos);
-            // SAFETY: as in `offer`; `count` frames fit below `limit`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    (message as *const T).cast::<u8>(),
-                    at.add(Frame::<T, M>::HEADER),
-                    size_of::<T>(),
-                )
-            };
-            self.commit_frame(at, pos, size_of::<T>());
-        }
-        self.publish_progress();
+        // When none fit, publishing one reports the backpressure.
+        let count = self
+            .room_for(Frame::<T, M>::len(size_of::<T>()) as u64, messages.len())?
+            .max(1);
+        self.publish(
+            count,
+            |_| size_of::<T>(),
+            |i, payload| {
+                // SAFETY: as in `offer`, for message `i` of the batch.
+                unsafe {
+                    std::ptr::copy_nonoverlapping((&messages[i] as *const T).cast::<u8>(), payload, size_of::<T>())
+                }
+            },
+        )?;
         Ok(count)
     }
 
@@ -314,34 +362,52 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     #[inline]
     pub fn offer(&mut self, bytes: &[u8]) -> Result<()> {
         self.check_len(bytes.len())?;
-        self.offer_with(bytes.len(), |payload| {
-            // SAFETY: the reserved payload area holds `bytes.len()` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
-        })
+        self.publish(
+            1,
+            |_| bytes.len(),
+            |_, payload| {
+                // SAFETY: the reserved payload area holds `bytes.len()` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
+            },
+        )
     }
 
-    /// Publishes as many of `messages` as fit, in order, with one progress update. Returns
-    /// how many were published; the rest were not written.
+    /// Publishes as many of `messages` as fit, in order, as one batch. Returns how many
+    /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
+    /// none fit, and [`Error::MessageTooLarge`] (publishing nothing) if any is too large.
     pub fn offer_batch<B: AsRef<[u8]>>(&mut self, messages: &[B]) -> Result<usize> {
-        let mut count = 0;
+        if messages.is_empty() {
+            return Ok(0);
+        }
         for message in messages {
-            let bytes = message.as_ref();
-            self.check_len(bytes.len())?;
-            let frame = Frame::<Bytes, M>::len(bytes.len()) as u64;
-            let pos = match self.reserve(frame) {
-                Ok(pos) => pos,
-                Err(Error::Backpressured) if count > 0 => break,
-                Err(e) => return Err(e),
-            };
-            let at = self.frame_at(pos);
-            // SAFETY: the reserved payload area holds `bytes.len()` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.add(Frame::<Bytes, M>::HEADER), bytes.len()) };
-            self.commit_frame(at, pos, bytes.len());
-            count += 1;
+            self.check_len(message.as_ref().len())?;
         }
-        if count > 0 {
-            self.publish_progress();
+        let fitting = |room: u64| {
+            let mut used = 0;
+            messages
+                .iter()
+                .take_while(|m| {
+                    used += Frame::<Bytes, M>::len(m.as_ref().len()) as u64;
+                    used <= room
+                })
+                .count()
+        };
+        let mut count = fitting(self.limit.saturating_sub(self.tail));
+        if count < messages.len() {
+            self.refresh_limit()?;
+            count = fitting(self.limit.saturating_sub(self.tail));
         }
+        // When none fit, publishing one reports the backpressure.
+        let count = count.max(1);
+        self.publish(
+            count,
+            |i| messages[i].as_ref().len(),
+            |i, payload| {
+                let bytes = messages[i].as_ref();
+                // SAFETY: the reserved payload area of frame `i` holds `bytes.len()` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
+            },
+        )?;
         Ok(count)
     }
 
@@ -404,10 +470,11 @@ pub struct Claim<'a, T: Message, M: Mode, K: Topology> {
 }
 
 impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
-    /// Publishes the message.
+    /// Publishes the message (taking its global sequence number now, in Ordered mode).
     pub fn commit(self) {
         let at = self.publisher.frame_at(self.pos);
-        self.publisher.commit_frame(at, self.pos, self.len);
+        let sequence = self.publisher.take_sequence(1);
+        self.publisher.commit_frame(at, self.pos, self.len, sequence);
         self.publisher.publish_progress();
     }
 }
@@ -450,7 +517,8 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
             return Err(Error::MessageTooLarge { len, max: self.len });
         }
         let at = self.publisher.frame_at(self.pos);
-        self.publisher.commit_frame(at, self.pos, len);
+        let sequence = self.publisher.take_sequence(1);
+        self.publisher.commit_frame(at, self.pos, len, sequence);
         self.publisher.publish_progress();
         Ok(())
     }

@@ -12,10 +12,11 @@ use rustix::io::Errno;
 
 use crate::config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
 use crate::error::{Error, Result, Role};
-use crate::kind::{Mpsc, Topology, mode_name, topology_name};
+use crate::kind::{Fanout, Mpsc, Topology, mode_name, topology_name};
 use crate::layout::{
-    COMMIT_KEY, ChannelInfo, ControlLayout, Cursor, FRAME_LEN_OFFSET, HOT_OFFSET, Header, Holder, Hot, LAYOUT_VERSION,
-    MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY, SubscriberSlot, TypeRecord,
+    COMMIT_KEY, CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, FRAME_LEN_OFFSET, HOT_OFFSET, Header, Holder, Hot,
+    LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY, SubscriberSlot,
+    TypeRecord,
 };
 use crate::message::{Fingerprint, round_up};
 use crate::platform::{self, Identity, MagicRing, ObjectNames, RingOptions};
@@ -152,6 +153,34 @@ impl Shared {
             name: self.name.clone(),
             role,
             slots,
+        })
+    }
+
+    /// Claims subscriber slot `index` specifically (fanout).
+    pub(crate) fn claim_subscriber_slot_at(&self, index: usize) -> Result<usize> {
+        if index >= self.subscribers as usize {
+            return Err(Error::SlotOutOfRange {
+                name: self.name.clone(),
+                slot: index,
+                slots: self.subscribers,
+            });
+        }
+        let holder = &self.subscriber_slot(index).holder;
+        let me = Identity::current().token();
+        let token = holder.token.load(Ordering::Acquire);
+        let free = token == SLOT_FREE || !platform::token_alive(token);
+        if free
+            && holder
+                .token
+                .compare_exchange(token, me, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Ok(index);
+        }
+        Err(Error::SlotInUse {
+            name: self.name.clone(),
+            slot: index,
+            holder_pid: platform::token_pid(holder.token.load(Ordering::Relaxed)),
         })
     }
 
@@ -491,6 +520,15 @@ fn build(config: &Config, kind: Kind, control_fd: &OwnedFd, ring_store: &RingSto
         },
         hugetlbfs_dir: dir_bytes,
     };
+
+    if kind.topology == Fanout::ID {
+        // No subscriber yet: publishers are held back by none.
+        for index in 0..(config.producers as usize * config.subscribers as usize) {
+            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
+            let cursor = unsafe { &*(control.as_mut_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
+            cursor.store(CURSOR_IDLE, Ordering::Relaxed);
+        }
+    }
 
     let ring_fd = create_ring_object(ring_store, config)?;
     rustix::fs::ftruncate(&ring_fd, ring_object_len).map_err(|e| {

@@ -3,24 +3,28 @@
 //!
 //! A message stays in the ring while its view ([`Received`]) lives; releasing it only moves
 //! a local position. The subscriber tells publishers about freed room in batches (every
-//! quarter ring, and whenever it runs out of messages), so receiving costs no shared write
-//! per message.
+//! quarter window, and whenever it runs out of messages), so receiving costs no shared
+//! write per message.
+//!
+//! In FIFO mode the rings are drained in bursts, round robin. In Ordered mode the
+//! subscriber delivers strictly by global sequence: the message numbered `next` is at the
+//! head of exactly one ring, because each publisher's numbers increase along its ring.
 
 use std::cell::Cell;
 use std::ops::Deref;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::time::Duration;
 
 use crate::error::{Error, Result, Role};
-use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{COMMIT_KEY, FRAME_LEN_OFFSET, SLOT_FREE, ShmPtr, WakeWord};
+use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
+use crate::layout::{COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, SLOT_FREE, ShmPtr, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::shared::Shared;
-use crate::wait::{self, Adaptive, WaitStrategy};
+use crate::wait::{Adaptive, WaitStrategy, Waiter};
 
-/// Frames taken from one ring in a row before looking at the next, so one busy publisher
-/// cannot starve the others while bursts stay cheap.
+/// FIFO mode: frames taken from one ring in a row before looking at the next, so one busy
+/// publisher cannot starve the others while bursts stay cheap.
 const BURST: u32 = 64;
 
 /// This subscriber's state for one publisher ring.
@@ -33,10 +37,19 @@ struct Reader {
     cursor: ShmPtr<AtomicU64>,
 }
 
+/// Where the next message is: its ring, payload length, and global sequence (Ordered).
+#[derive(Clone, Copy)]
+struct Next {
+    ring: usize,
+    len: usize,
+    sequence: u64,
+}
+
 /// Receives messages of type `T` from every publisher of a channel.
 ///
-/// `Send` but not `Sync`. Dropping it releases everything it read and frees its slot; on an
-/// `Mpsc` channel the next subscriber continues where it stopped.
+/// `Send` but not `Sync`. Dropping it releases everything it read and frees its slot. On
+/// an `Mpsc` channel the next subscriber continues exactly where this one stopped; on a
+/// `Fanout` channel the slot stops holding publishers back.
 pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
@@ -47,7 +60,12 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     release_every: u64,
     current: Cell<usize>,
     burst: Cell<u32>,
+    /// Ordered mode: the sequence number to deliver next.
+    next_sequence: u64,
     received: u64,
+    /// Ordered mode: frames passed over because they were numbered before this subscriber
+    /// joined.
+    skipped: u64,
     wake: ShmPtr<WakeWord>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
@@ -55,53 +73,94 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
 }
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
-    pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
-        let slot = shared.claim_slot(
-            Role::Subscriber,
-            (0..shared.subscribers as usize).map(|s| &*shared.subscriber_slot(s).holder),
-        )?;
-        let mut readers = Vec::with_capacity(shared.producers as usize);
-        for producer in 0..shared.producers as usize {
-            let cursor = shared.cursor(slot, producer);
-            let head = cursor.load(Ordering::Acquire);
-            if !head.is_multiple_of(shared.frame_align as u64) {
-                shared
-                    .subscriber_slot(slot)
-                    .holder
-                    .token
-                    .store(SLOT_FREE, Ordering::Release);
-                return Err(Error::corrupt(
-                    &shared.name,
-                    format!("the subscriber cursor of ring {producer} is {head}, which is not frame aligned"),
-                ));
-            }
-            readers.push(Reader {
-                // SAFETY: the ring mapping lives as long as `shared`, which we hold.
-                base: unsafe { ShmPtr::from_raw(shared.ring(producer).base()) },
-                head,
-                released: head,
-                // SAFETY: the cursor lives in the control mapping, which `shared` keeps alive
-                // as long as this subscriber.
-                cursor: unsafe { ShmPtr::new(&**cursor) },
-            });
-        }
-        let quarter = (shared.window as u64 / 4).max(1);
-        Ok(Subscriber {
+    /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
+    /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
+    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
+        let slot = match slot {
+            Some(index) => shared.claim_subscriber_slot_at(index)?,
+            None => shared.claim_slot(
+                Role::Subscriber,
+                (0..shared.subscribers as usize).map(|s| &*shared.subscriber_slot(s).holder),
+            )?,
+        };
+        // SAFETY: the wake word lives in the control mapping, which `shared` keeps alive as
+        // long as this subscriber.
+        let wake = unsafe { ShmPtr::new(&*shared.hot().wake) };
+        let mut subscriber = Subscriber {
             slot,
-            readers: readers.into_boxed_slice(),
+            readers: Box::default(),
             mask: shared.capacity as u64 - 1,
             max_len: shared.max_message_len,
             fixed_len: shared.fixed_len,
-            release_every: quarter,
+            release_every: (shared.window as u64 / 4).max(1),
             current: Cell::new(0),
             burst: Cell::new(0),
+            next_sequence: 0,
             received: 0,
-            // SAFETY: as for the cursors.
-            wake: unsafe { ShmPtr::new(&*shared.hot().wake) },
+            skipped: 0,
+            wake,
             strategy: Some(Box::new(Adaptive::default())),
-            shared,
             _marker: KindMarker::default(),
-        })
+            shared,
+        };
+        // On failure `subscriber` drops, which frees the slot.
+        subscriber.attach()?;
+        Ok(subscriber)
+    }
+
+    /// Sets up the per-ring readers at this slot's starting positions.
+    fn attach(&mut self) -> Result<()> {
+        let shared = &*self.shared;
+        let rings = shared.producers as usize;
+        let mut heads = Vec::with_capacity(rings);
+        if K::FANOUT {
+            // SYNC POINT subscriber-join (subscriber side): publish a starting cursor, fence,
+            // then re-read each publisher's progress. A publisher whose limit refresh missed
+            // our cursor refreshed before our fence, so the position we re-read is at or
+            // past everything that refresh let it overwrite: starting there is safe.
+            for ring in 0..rings {
+                let tail = shared.producer_slot(ring).progress.tail.load(Ordering::Acquire);
+                shared.cursor(self.slot, ring).store(tail, Ordering::Release);
+            }
+            fence(Ordering::SeqCst);
+            for ring in 0..rings {
+                let tail = shared.producer_slot(ring).progress.tail.load(Ordering::Acquire);
+                shared.cursor(self.slot, ring).store(tail, Ordering::Release);
+                heads.push(tail);
+            }
+            // Every message numbered from here on lies past the heads just chosen (its
+            // publisher had not reported it yet); lower numbers still in the rings were
+            // sent before we joined and are passed over.
+            self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
+        } else {
+            for ring in 0..rings {
+                heads.push(shared.cursor(self.slot, ring).load(Ordering::Acquire));
+            }
+            self.next_sequence = shared.subscriber_slot(self.slot).next_sequence.load(Ordering::Acquire);
+        }
+        let mut readers = Vec::with_capacity(rings);
+        for (ring, head) in heads.into_iter().enumerate() {
+            if !head.is_multiple_of(shared.frame_align as u64) {
+                return Err(Error::corrupt(
+                    &shared.name,
+                    format!(
+                        "subscriber {}'s cursor in ring {ring} is {head}, which is not frame aligned",
+                        self.slot
+                    ),
+                ));
+            }
+            readers.push(Reader {
+                // SAFETY: the ring and control mappings live as long as `shared`, which
+                // this subscriber holds.
+                base: unsafe { ShmPtr::from_raw(shared.ring(ring).base()) },
+                head,
+                released: head,
+                // SAFETY: as above.
+                cursor: unsafe { ShmPtr::new(&**shared.cursor(self.slot, ring)) },
+            });
+        }
+        self.readers = readers.into_boxed_slice();
+        Ok(())
     }
 
     /// The subscriber slot this handle holds.
@@ -119,9 +178,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.strategy = Some(Box::new(strategy));
     }
 
-    /// Length of the committed frame at the head of ring `ring`, if there is one.
+    /// Length and sequence of the committed frame at the head of ring `ring`, if any.
     #[inline(always)]
-    fn peek(&self, ring: usize) -> Result<Option<usize>> {
+    fn peek(&self, ring: usize) -> Result<Option<(usize, u64)>> {
         let reader = &self.readers[ring];
         // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the commit word is
         // inside the first view and aligned for AtomicU64.
@@ -133,8 +192,18 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if commit != reader.head ^ COMMIT_KEY {
             return Ok(None);
         }
-        // SAFETY: the length field is inside the frame header, inside the double view.
-        let len = unsafe { at.add(FRAME_LEN_OFFSET).cast::<u32>().read_volatile() } as usize;
+        // SAFETY: the length and sequence fields are inside the frame header, inside the
+        // double view.
+        let (len, sequence) = unsafe {
+            (
+                at.add(FRAME_LEN_OFFSET).cast::<u32>().read_volatile() as usize,
+                if M::ORDERED {
+                    at.add(FRAME_SEQ_OFFSET).cast::<u64>().read_volatile()
+                } else {
+                    0
+                },
+            )
+        };
         let valid = match self.fixed_len {
             Some(fixed) => len == fixed,
             None => len <= self.max_len,
@@ -152,40 +221,92 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 ),
             ));
         }
-        Ok(Some(len))
+        Ok(Some((len, sequence)))
     }
 
-    /// The next message to deliver, as (ring, length): keep draining the current ring for
-    /// up to `BURST` frames, then go round the others.
+    /// FIFO: keep draining the current ring for up to `BURST` frames, then go round.
     #[inline]
-    fn find(&self) -> Result<Option<(usize, usize)>> {
+    fn find_fifo(&self) -> Result<Option<Next>> {
         let current = self.current.get();
         if self.burst.get() < BURST
-            && let Some(len) = self.peek(current)?
+            && let Some((len, _)) = self.peek(current)?
         {
             self.burst.set(self.burst.get() + 1);
-            return Ok(Some((current, len)));
+            return Ok(Some(Next {
+                ring: current,
+                len,
+                sequence: 0,
+            }));
         }
         let rings = self.readers.len();
         for step in 1..=rings {
             let ring = (current + step) % rings;
-            if let Some(len) = self.peek(ring)? {
+            if let Some((len, _)) = self.peek(ring)? {
                 self.current.set(ring);
                 self.burst.set(1);
-                return Ok(Some((ring, len)));
+                return Ok(Some(Next { ring, len, sequence: 0 }));
             }
         }
         Ok(None)
+    }
+
+    /// Ordered: the frame numbered `next_sequence`, looking first at the ring that
+    /// delivered last. Frames numbered lower were sent before this subscriber joined and
+    /// are passed over.
+    #[inline]
+    fn find_ordered(&mut self) -> Result<Option<Next>> {
+        let rings = self.readers.len();
+        let current = self.current.get();
+        let mut step = 0;
+        while step < rings {
+            let ring = (current + step) % rings;
+            match self.peek(ring)? {
+                Some((len, sequence)) if sequence == self.next_sequence => {
+                    self.current.set(ring);
+                    return Ok(Some(Next { ring, len, sequence }));
+                }
+                Some((len, sequence)) if sequence < self.next_sequence => {
+                    self.skip(ring, len);
+                    // Look at this ring's next frame before moving on.
+                    continue;
+                }
+                _ => step += 1,
+            }
+        }
+        Ok(None)
+    }
+
+    #[inline(always)]
+    fn find(&mut self) -> Result<Option<Next>> {
+        if M::ORDERED {
+            self.find_ordered()
+        } else {
+            self.find_fifo()
+        }
     }
 
     fn any_ready(&self) -> bool {
         (0..self.readers.len()).any(|ring| !matches!(self.peek(ring), Ok(None)))
     }
 
-    /// Moves past the frame at the head of `ring`; tells publishers in batches.
+    /// Moves past a frame without delivering it.
+    fn skip(&mut self, ring: usize, len: usize) {
+        self.skipped += 1;
+        self.move_head(ring, len);
+    }
+
+    /// Moves past the delivered frame at the head of `ring`.
     #[inline(always)]
-    fn advance(&mut self, ring: usize, len: usize) {
+    fn advance(&mut self, next: Next) {
         self.received += 1;
+        if M::ORDERED {
+            self.next_sequence = next.sequence + 1;
+        }
+        self.move_head(next.ring, next.len);
+    }
+
+    #[inline(always)]
+    fn move_head(&mut self, ring: usize, len: usize) {
         let release_every = self.release_every;
         let reader = &mut self.readers[ring];
         reader.head += Frame::<T, M>::len(len) as u64;
@@ -202,7 +323,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         reader.released = reader.head;
     }
 
-    /// Tells publishers about all room released so far.
+    /// Tells publishers about all room released so far (done automatically whenever the
+    /// subscriber runs out of messages).
     pub fn release_all(&mut self) {
         for reader in self.readers.iter_mut() {
             if reader.head != reader.released {
@@ -224,8 +346,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
     }
 
-    /// Finds the next message, flushing released room when there is none.
-    fn next(&mut self) -> Result<Option<(usize, usize)>> {
+    /// Finds the next message, releasing room to publishers when there is none.
+    fn next(&mut self) -> Result<Option<Next>> {
         let found = self.find()?;
         if found.is_none() {
             self.release_all();
@@ -233,68 +355,82 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         Ok(found)
     }
 
-    fn wait_next(&mut self, timeout: Option<Duration>) -> Result<(usize, usize)> {
-        if let Some(found) = self.next()? {
-            return Ok(found);
-        }
-        let deadline = timeout.map(|t| Instant::now() + t);
+    fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next> {
         let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
-        let mut failure = None;
-        let this = &*self;
-        let wake = this.wake.get();
-        let found = wait::block_on(
-            &mut *strategy,
-            Some(wake),
-            deadline,
-            || match this.find() {
-                Ok(found) => found.map(Ok),
-                Err(e) => {
-                    failure = Some(e);
-                    Some(Err(()))
-                }
-            },
-            &mut || this.any_ready(),
-        );
+        let mut waiter = Waiter::new(timeout);
+        let outcome = loop {
+            match self.next() {
+                Ok(None) => {}
+                Ok(Some(next)) => break Ok(next),
+                Err(e) => break Err(e),
+            }
+            let this = &*self;
+            if !waiter.wait(&mut *strategy, Some(this.wake.get()), &mut || this.any_ready()) {
+                break Err(Error::TimedOut);
+            }
+        };
         self.strategy = Some(strategy);
-        match found {
-            Some(Ok(found)) => Ok(found),
-            Some(Err(())) => Err(failure.expect("the attempt recorded its error")),
-            None => Err(Error::TimedOut),
+        outcome
+    }
+
+    fn info(next: Next) -> MessageInfo<M> {
+        MessageInfo {
+            slot: next.ring,
+            seq: next.sequence,
+            _mode: KindMarker::default(),
         }
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// The global sequence number of the next message this subscriber will deliver.
+    pub fn next_sequence(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.next_sequence
+    }
+
+    /// Messages passed over because they were numbered before this subscriber joined.
+    pub fn skipped_before_join(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.skipped
     }
 }
 
 impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The next message, if one is committed, as a view into the ring; `Ok(None)` when
-    /// every ring is empty. The message is released when the view is dropped.
+    /// there is none. The message is released when the view is dropped.
     #[inline]
     pub fn try_recv(&mut self) -> Result<Option<Received<'_, T, M, K>>> {
-        Ok(self.next()?.map(|(ring, len)| Received::new(self, ring, len)))
+        Ok(self.next()?.map(|next| Received::new(self, next)))
     }
 
     /// Waits for the next message using the wait strategy.
     pub fn recv(&mut self) -> Result<Received<'_, T, M, K>> {
-        let (ring, len) = self.wait_next(None)?;
-        Ok(Received::new(self, ring, len))
+        let next = self.wait_next(None)?;
+        Ok(Received::new(self, next))
     }
 
     /// Like [`recv`](Self::recv), giving up with [`Error::TimedOut`] after `timeout`.
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Received<'_, T, M, K>> {
-        let (ring, len) = self.wait_next(Some(timeout))?;
-        Ok(Received::new(self, ring, len))
+        let next = self.wait_next(Some(timeout))?;
+        Ok(Received::new(self, next))
     }
 
-    /// Hands up to `max` committed messages to `handle` (with the index of the publisher
-    /// slot that sent each) and releases them; returns how many. Never waits.
+    /// Hands up to `max` committed messages to `handle`, with where each came from, and
+    /// releases them; returns how many. Never waits.
     #[inline]
-    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(usize, &T)) -> Result<usize> {
+    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
         let mut count = 0;
         while count < max {
-            let Some((ring, len)) = self.find()? else { break };
+            let Some(next) = self.find()? else { break };
             // SAFETY: the payload is a committed, validated frame of exactly
             // `size_of::<T>()` bytes, aligned for `T`; `T` accepts any bit pattern.
-            handle(ring, unsafe { &*self.payload(ring).cast::<T>() });
-            self.advance(ring, len);
+            handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
+            self.advance(next);
             count += 1;
         }
         self.release_all();
@@ -304,35 +440,37 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
 
 impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// The next message, if one is committed, as a view into the ring; `Ok(None)` when
-    /// every ring is empty. The message is released when the view is dropped.
+    /// there is none. The message is released when the view is dropped.
     #[inline]
     pub fn try_recv(&mut self) -> Result<Option<ReceivedBytes<'_, M, K>>> {
-        Ok(self.next()?.map(|(ring, len)| ReceivedBytes::new(self, ring, len)))
+        Ok(self.next()?.map(|next| ReceivedBytes::new(self, next)))
     }
 
     /// Waits for the next message using the wait strategy.
     pub fn recv(&mut self) -> Result<ReceivedBytes<'_, M, K>> {
-        let (ring, len) = self.wait_next(None)?;
-        Ok(ReceivedBytes::new(self, ring, len))
+        let next = self.wait_next(None)?;
+        Ok(ReceivedBytes::new(self, next))
     }
 
     /// Like [`recv`](Self::recv), giving up with [`Error::TimedOut`] after `timeout`.
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<ReceivedBytes<'_, M, K>> {
-        let (ring, len) = self.wait_next(Some(timeout))?;
-        Ok(ReceivedBytes::new(self, ring, len))
+        let next = self.wait_next(Some(timeout))?;
+        Ok(ReceivedBytes::new(self, next))
     }
 
-    /// Hands up to `max` committed messages to `handle` (with the index of the publisher
-    /// slot that sent each) and releases them; returns how many. Never waits.
+    /// Hands up to `max` committed messages to `handle`, with where each came from, and
+    /// releases them; returns how many. Never waits.
     #[inline]
-    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(usize, &[u8])) -> Result<usize> {
+    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
         let mut count = 0;
         while count < max {
-            let Some((ring, len)) = self.find()? else { break };
+            let Some(next) = self.find()? else { break };
             // SAFETY: the payload is a committed frame whose validated length lies inside
             // the double view.
-            handle(ring, unsafe { std::slice::from_raw_parts(self.payload(ring), len) });
-            self.advance(ring, len);
+            handle(Self::info(next), unsafe {
+                std::slice::from_raw_parts(self.payload(next.ring), next.len)
+            });
+            self.advance(next);
             count += 1;
         }
         self.release_all();
@@ -342,12 +480,21 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
 
 impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
     fn drop(&mut self) {
-        self.release_all();
-        self.shared
-            .subscriber_slot(self.slot)
-            .holder
-            .token
-            .store(SLOT_FREE, Ordering::Release);
+        if K::FANOUT {
+            // Stop holding publishers back (every ring, even if joining failed midway).
+            for ring in 0..self.shared.producers as usize {
+                self.shared
+                    .cursor(self.slot, ring)
+                    .store(CURSOR_IDLE, Ordering::Release);
+            }
+        } else {
+            // Leave everything the next subscriber needs to resume exactly here.
+            self.release_all();
+            let slot = self.shared.subscriber_slot(self.slot);
+            slot.next_sequence.store(self.next_sequence, Ordering::Release);
+        }
+        let slot = self.shared.subscriber_slot(self.slot);
+        slot.holder.token.store(SLOT_FREE, Ordering::Release);
     }
 }
 
@@ -361,26 +508,85 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Subscriber<T, M, K> {
     }
 }
 
+/// Where a message came from: the publisher slot, and in Ordered mode its global sequence.
+pub struct MessageInfo<M: Mode> {
+    slot: usize,
+    seq: u64,
+    _mode: KindMarker<(), M, ()>,
+}
+
+// Not derived: derives would demand `M: Clone` etc. of the uninhabited mode markers.
+impl<M: Mode> Clone for MessageInfo<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Mode> Copy for MessageInfo<M> {}
+
+impl<M: Mode> std::fmt::Debug for MessageInfo<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("MessageInfo");
+        out.field("publisher_slot", &self.slot);
+        if M::ORDERED {
+            out.field("sequence", &self.seq);
+        }
+        out.finish()
+    }
+}
+
+impl<M: Mode> MessageInfo<M> {
+    /// The publisher slot that sent the message.
+    pub fn publisher_slot(&self) -> usize {
+        self.slot
+    }
+}
+
+impl<M: Mode> MessageInfo<M> {
+    /// The message's global sequence number: the same for every subscriber, gap-free
+    /// across all publishers.
+    pub fn sequence(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.seq
+    }
+}
+
 /// A typed message borrowed from the ring. Dropping it (or [`release`](Received::release))
 /// releases it.
 pub struct Received<'a, T: Payload, M: Mode, K: Topology> {
     subscriber: &'a mut Subscriber<T, M, K>,
-    ring: usize,
-    len: usize,
+    next: Next,
 }
 
 impl<'a, T: Payload, M: Mode, K: Topology> Received<'a, T, M, K> {
-    fn new(subscriber: &'a mut Subscriber<T, M, K>, ring: usize, len: usize) -> Self {
-        Received { subscriber, ring, len }
+    fn new(subscriber: &'a mut Subscriber<T, M, K>, next: Next) -> Self {
+        Received { subscriber, next }
     }
 
     /// The publisher slot that sent the message.
     pub fn publisher_slot(&self) -> usize {
-        self.ring
+        self.next.ring
+    }
+
+    /// Where the message came from.
+    pub fn info(&self) -> MessageInfo<M> {
+        Subscriber::<T, M, K>::info(self.next)
     }
 
     /// Releases the message now (same as dropping the view).
     pub fn release(self) {}
+}
+
+impl<T: Payload, M: Mode, K: Topology> Received<'_, T, M, K> {
+    /// The message's global sequence number.
+    pub fn sequence(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.next.sequence
+    }
 }
 
 impl<T: Message, M: Mode, K: Topology> Deref for Received<'_, T, M, K> {
@@ -389,13 +595,13 @@ impl<T: Message, M: Mode, K: Topology> Deref for Received<'_, T, M, K> {
         // SAFETY: a committed, validated frame of exactly `size_of::<T>()` bytes, aligned
         // for `T`, which accepts any bit pattern; publishers do not overwrite it before we
         // release it.
-        unsafe { &*self.subscriber.payload(self.ring).cast::<T>() }
+        unsafe { &*self.subscriber.payload(self.next.ring).cast::<T>() }
     }
 }
 
 impl<T: Payload, M: Mode, K: Topology> Drop for Received<'_, T, M, K> {
     fn drop(&mut self) {
-        self.subscriber.advance(self.ring, self.len);
+        self.subscriber.advance(self.next);
     }
 }
 
@@ -408,6 +614,6 @@ impl<M: Mode, K: Topology> Deref for Received<'_, Bytes, M, K> {
     fn deref(&self) -> &[u8] {
         // SAFETY: a committed frame whose validated length lies inside the double view;
         // publishers do not overwrite it before we release it.
-        unsafe { std::slice::from_raw_parts(self.subscriber.payload(self.ring), self.len) }
+        unsafe { std::slice::from_raw_parts(self.subscriber.payload(self.next.ring), self.next.len) }
     }
 }

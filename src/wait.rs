@@ -148,29 +148,39 @@ fn wake_slow(wake: &WakeWord) {
     platform::wake_all(&wake.seq);
 }
 
-/// Runs `attempt` until it yields a value, waiting with `strategy` between attempts.
-/// `ready` is a cheap check used right before sleeping. Returns `None` at the deadline.
-pub(crate) fn block_on<T>(
-    strategy: &mut dyn WaitStrategy,
-    wake: Option<&WakeWord>,
+/// The state of one blocking call between attempts: how long it has been idle and when
+/// it must give up.
+pub(crate) struct Waiter {
+    idle: u32,
     deadline: Option<Instant>,
-    mut attempt: impl FnMut() -> Option<T>,
-    ready: &mut dyn FnMut() -> bool,
-) -> Option<T> {
-    let mut idle = 0u32;
-    loop {
-        if let Some(value) = attempt() {
-            return Some(value);
+}
+
+impl Waiter {
+    pub(crate) fn new(timeout: Option<Duration>) -> Self {
+        Waiter {
+            idle: 0,
+            deadline: timeout.map(|t| Instant::now() + t),
         }
+    }
+
+    /// Waits once with `strategy` after a failed attempt. Returns false once the deadline
+    /// has passed. `ready` is a cheap check run right before sleeping.
+    pub(crate) fn wait(
+        &mut self,
+        strategy: &mut dyn WaitStrategy,
+        wake: Option<&WakeWord>,
+        ready: &mut dyn FnMut() -> bool,
+    ) -> bool {
         // Reading the clock on every spin would dominate a busy wait; look every 64 rounds.
-        if let Some(deadline) = deadline
-            && idle.is_multiple_of(64)
+        if let Some(deadline) = self.deadline
+            && self.idle.is_multiple_of(64)
             && Instant::now() >= deadline
         {
-            return None;
+            return false;
         }
-        let mut park = Park::new(wake, ready, deadline);
-        strategy.wait(idle, &mut park);
-        idle = idle.saturating_add(1);
+        let mut park = Park::new(wake, ready, self.deadline);
+        strategy.wait(self.idle, &mut park);
+        self.idle = self.idle.saturating_add(1);
+        true
     }
 }

@@ -5,8 +5,11 @@ mod support;
 
 use std::time::Duration;
 
-use salias::{Adaptive, Config, Error, FifoMpsc, RawFifoMpsc, SaliasMessage};
-use support::{KillOnDrop, SplitMix, arg, report, role, spawn, unique_name, wait_all};
+use salias::{
+    Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered,
+    RawFifoMpsc, SaliasMessage,
+};
+use support::{SplitMix, arg, report, role, spawn, unique_name, wait_all};
 
 const WATCHDOG: Duration = Duration::from_secs(300);
 
@@ -119,7 +122,7 @@ fn cross_process_two_publishers_one_subscriber() {
             let mut received = 0;
             while received < total {
                 let got = subscriber
-                    .poll(256, |slot, sample| checker.check(slot, sample))
+                    .poll(256, |info, sample| checker.check(info.publisher_slot(), sample))
                     .unwrap();
                 received += got as u64;
                 if got == 0 {
@@ -364,7 +367,7 @@ fn cross_process_crash_owner_killed_then_recreated() {
         }
         _ => {
             let name = unique_name("stale-owner");
-            let mut owner = KillOnDrop(spawn(TEST, "owner", &[("NAME", name.clone())]));
+            let mut owner = spawn(TEST, "owner", &[("NAME", name.clone())]);
             assert_eq!(owner.next_report(), "ready");
             let owner_pid = owner.0.id();
             drop(owner); // SIGKILL, then reap
@@ -384,6 +387,375 @@ fn cross_process_crash_owner_killed_then_recreated() {
             let mut subscriber = channel.subscriber().unwrap();
             publisher.offer(&Sample::new(0, 0)).unwrap();
             assert_eq!(*subscriber.try_recv().unwrap().unwrap(), Sample::new(0, 0));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Every kind across processes: 2 publisher processes and 2 subscriber processes each.
+
+const KIND_PER_PUBLISHER: u64 = 1_000_000;
+
+/// Global sequence of a message, for the modes that have one.
+type SequenceOf<M> = fn(&MessageInfo<M>) -> Option<u64>;
+
+fn fifo_sequence(_: &MessageInfo<Fifo>) -> Option<u64> {
+    None
+}
+
+fn ordered_sequence(info: &MessageInfo<Ordered>) -> Option<u64> {
+    Some(info.sequence())
+}
+
+/// What one subscriber saw: counts, per-publisher order (checked as it goes), and for
+/// ordered kinds the gap-free sequence and a hash of (sequence, publisher, payload) that
+/// must match across subscribers.
+struct Seen {
+    checker: Checker,
+    received: u64,
+    next_sequence: Option<u64>,
+    hash: u64,
+}
+
+impl Seen {
+    fn new(next: [u64; 2], next_sequence: Option<u64>) -> Self {
+        let mut checker = Checker::new(2);
+        checker.next = next.to_vec();
+        Seen {
+            checker,
+            received: 0,
+            next_sequence,
+            hash: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+
+    fn record(&mut self, slot: usize, sequence: Option<u64>, sample: &Sample) {
+        self.checker.check(slot, sample);
+        if let Some(sequence) = sequence {
+            let expected = *self.next_sequence.get_or_insert(sequence);
+            assert_eq!(sequence, expected, "global sequence has a gap or goes backwards");
+            self.next_sequence = Some(sequence + 1);
+            for word in [sequence, sample.producer, sample.seq] {
+                self.hash = (self.hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        self.received += 1;
+    }
+
+    fn report(&self) {
+        report(format!(
+            "received {} next {} {} sequence {} hash {:016x}",
+            self.received,
+            self.checker.next[0],
+            self.checker.next[1],
+            self.next_sequence.map_or("-".to_owned(), |s| s.to_string()),
+            self.hash
+        ));
+    }
+}
+
+fn parse_report(line: &str) -> (u64, [u64; 2], Option<u64>, String) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (
+        words[1].parse().unwrap(),
+        [words[3].parse().unwrap(), words[4].parse().unwrap()],
+        words[6].parse().ok(),
+        words[8].to_owned(),
+    )
+}
+
+/// Publishes `KIND_PER_PUBLISHER` samples, alternating single offers and batches.
+fn publish_kind<M: Mode, K: salias::Topology>(name: &str, producer: u64) {
+    let channel = Channel::<Sample, M, K>::connect(name).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let mut seq = 0;
+    let mut batch = Vec::with_capacity(8);
+    while seq < KIND_PER_PUBLISHER {
+        if seq % 2 == 0 {
+            publisher.send(&Sample::new(producer, seq)).unwrap();
+            seq += 1;
+        } else {
+            batch.clear();
+            let end = (seq + 8).min(KIND_PER_PUBLISHER);
+            batch.extend((seq..end).map(|s| Sample::new(producer, s)));
+            let mut sent = 0;
+            while sent < batch.len() {
+                match publisher.offer_batch(&batch[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(Error::Backpressured) => std::thread::yield_now(),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            seq = end;
+        }
+    }
+    report(format!("backpressured {}", publisher.backpressured()));
+}
+
+/// Receives `count` messages on `subscriber`, starting from the given expectations.
+fn receive_kind<M: Mode, K: salias::Topology>(
+    subscriber: &mut salias::Subscriber<Sample, M, K>,
+    count: u64,
+    seen: &mut Seen,
+    sequence_of: SequenceOf<M>,
+) {
+    let start = seen.received;
+    while seen.received - start < count {
+        let want = (count - (seen.received - start)) as usize;
+        let got = subscriber
+            .poll(want.min(256), |info, sample| {
+                seen.record(info.publisher_slot(), sequence_of(&info), sample)
+            })
+            .unwrap();
+        if got == 0 && seen.received - start < count {
+            let message = subscriber.recv().unwrap();
+            seen.record(message.publisher_slot(), sequence_of(&message.info()), &message);
+        }
+    }
+}
+
+fn fanout_kind<M: Mode>(test: &str, sequence_of: SequenceOf<M>) {
+    match role().as_deref() {
+        Some("publisher") => publish_kind::<M, Fanout>(&arg::<String>("NAME"), arg("PRODUCER")),
+        Some("subscriber") => {
+            let channel = Channel::<Sample, M, Fanout>::connect(&arg::<String>("NAME")).unwrap();
+            let mut subscriber = channel.subscriber().unwrap();
+            report("joined");
+            let mut seen = Seen::new([0, 0], None);
+            receive_kind(&mut subscriber, 2 * KIND_PER_PUBLISHER, &mut seen, sequence_of);
+            assert!(subscriber.try_recv().unwrap().is_none(), "more messages than were sent");
+            seen.report();
+        }
+        _ => {
+            let name = unique_name("fanout");
+            let config = Config::new(&name).producers(2).subscribers(8).capacity(1 << 18);
+            let _channel = Channel::<Sample, M, Fanout>::create(&config).unwrap();
+            let args = |producer: u64| vec![("NAME", name.clone()), ("PRODUCER", producer.to_string())];
+            // Subscribers join first: a fanout subscriber receives what is published after
+            // it joined.
+            let mut a = spawn(test, "subscriber", &args(0));
+            let mut b = spawn(test, "subscriber", &args(0));
+            assert_eq!(a.next_report(), "joined");
+            assert_eq!(b.next_report(), "joined");
+            let publishers = vec![
+                ("publisher 0", spawn(test, "publisher", &args(0))),
+                ("publisher 1", spawn(test, "publisher", &args(1))),
+            ];
+            wait_all(publishers, WATCHDOG);
+            let (report_a, report_b) = (a.next_report(), b.next_report());
+            let (count_a, next_a, sequence_a, hash_a) = parse_report(&report_a);
+            let (count_b, next_b, sequence_b, hash_b) = parse_report(&report_b);
+            let total = 2 * KIND_PER_PUBLISHER;
+            assert_eq!(
+                (count_a, count_b),
+                (total, total),
+                "every subscriber sees every message"
+            );
+            assert_eq!(next_a, [KIND_PER_PUBLISHER; 2]);
+            assert_eq!(next_b, [KIND_PER_PUBLISHER; 2]);
+            if M::ORDERED {
+                assert_eq!(sequence_a, Some(total), "sequences 0..{total} without a gap");
+                assert_eq!(sequence_b, Some(total));
+                assert_eq!(hash_a, hash_b, "both subscribers saw the identical order");
+            }
+        }
+    }
+}
+
+fn mpsc_kind<M: Mode>(test: &str, sequence_of: SequenceOf<M>) {
+    match role().as_deref() {
+        Some("publisher") => publish_kind::<M, Mpsc>(&arg::<String>("NAME"), arg("PRODUCER")),
+        Some("subscriber") => {
+            let channel = Channel::<Sample, M, Mpsc>::connect(&arg::<String>("NAME")).unwrap();
+            let mut subscriber = channel.subscriber().unwrap();
+            let next = [arg("NEXT0"), arg("NEXT1")];
+            let sequence = arg::<String>("SEQUENCE").parse().ok();
+            let mut seen = Seen::new(next, sequence);
+            receive_kind(&mut subscriber, arg("COUNT"), &mut seen, sequence_of);
+            seen.report();
+        }
+        _ => {
+            let name = unique_name("mpsc");
+            let config = Config::new(&name).producers(2).capacity(1 << 18);
+            let _channel = Channel::<Sample, M, Mpsc>::create(&config).unwrap();
+            let total = 2 * KIND_PER_PUBLISHER;
+            let first_share = total / 3;
+            let args = |extra: Vec<(&'static str, String)>| {
+                let mut args = vec![("NAME", name.clone())];
+                args.extend(extra);
+                args
+            };
+            let publishers = vec![
+                (
+                    "publisher 0",
+                    spawn(test, "publisher", &args(vec![("PRODUCER", "0".into())])),
+                ),
+                (
+                    "publisher 1",
+                    spawn(test, "publisher", &args(vec![("PRODUCER", "1".into())])),
+                ),
+            ];
+            // One subscriber process takes the first third and leaves; a second one
+            // resumes exactly where it stopped and takes the rest.
+            let first = spawn(
+                test,
+                "subscriber",
+                &args(vec![
+                    ("COUNT", first_share.to_string()),
+                    ("NEXT0", "0".into()),
+                    ("NEXT1", "0".into()),
+                    ("SEQUENCE", if M::ORDERED { "0".into() } else { "-".into() }),
+                ]),
+            );
+            let first_report = wait_all(vec![("first subscriber", first)], WATCHDOG)
+                .remove(0)
+                .remove(0);
+            let (count, next, sequence, _) = parse_report(&first_report);
+            assert_eq!(count, first_share);
+            let second = spawn(
+                test,
+                "subscriber",
+                &args(vec![
+                    ("COUNT", (total - first_share).to_string()),
+                    ("NEXT0", next[0].to_string()),
+                    ("NEXT1", next[1].to_string()),
+                    ("SEQUENCE", sequence.map_or("-".into(), |s| s.to_string())),
+                ]),
+            );
+            let mut children = publishers;
+            children.push(("second subscriber", second));
+            let reports = wait_all(children, WATCHDOG);
+            let (count, next, sequence, _) = parse_report(&reports[2][0]);
+            assert_eq!(count, total - first_share);
+            assert_eq!(
+                next, [KIND_PER_PUBLISHER; 2],
+                "every message of both publishers arrived once"
+            );
+            if M::ORDERED {
+                assert_eq!(sequence, Some(total), "sequences 0..{total} without a gap");
+            }
+        }
+    }
+}
+
+#[test]
+fn cross_process_kind_fifo_mpsc() {
+    mpsc_kind::<Fifo>("cross_process_kind_fifo_mpsc", fifo_sequence);
+}
+
+#[test]
+fn cross_process_kind_ordered_mpsc() {
+    mpsc_kind::<Ordered>("cross_process_kind_ordered_mpsc", ordered_sequence);
+}
+
+#[test]
+fn cross_process_kind_fifo_fanout() {
+    fanout_kind::<Fifo>("cross_process_kind_fifo_fanout", fifo_sequence);
+}
+
+#[test]
+fn cross_process_kind_ordered_fanout() {
+    fanout_kind::<Ordered>("cross_process_kind_ordered_fanout", ordered_sequence);
+}
+
+#[test]
+fn cross_process_fanout_slow_subscriber_holds_back_without_loss() {
+    const TEST: &str = "cross_process_fanout_slow_subscriber_holds_back_without_loss";
+    const MESSAGES: u64 = 100_000;
+    match role().as_deref() {
+        Some("publisher") => {
+            let channel = FifoFanout::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            let mut publisher = channel.publisher().unwrap();
+            let mut refused = 0u64;
+            for seq in 0..MESSAGES {
+                while let Err(e) = publisher.offer(&Sample::new(0, seq)) {
+                    assert_eq!(e, Error::Backpressured);
+                    refused += 1;
+                    std::thread::yield_now();
+                }
+            }
+            report(format!("refused {refused}"));
+        }
+        Some(role) => {
+            let channel = FifoFanout::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            let mut subscriber = channel.subscriber().unwrap();
+            report("joined");
+            let mut checker = Checker::new(1);
+            for seq in 0..MESSAGES {
+                let message = subscriber.recv().unwrap();
+                checker.check(message.publisher_slot(), &message);
+                drop(message);
+                if role == "slow" && seq % 5_000 == 0 {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+            report(format!("received {MESSAGES}"));
+        }
+        None => {
+            let name = unique_name("fanout-slow");
+            let _channel = FifoFanout::<Sample>::create(&Config::new(&name).subscribers(2).capacity(4096)).unwrap();
+            let args = vec![("NAME", name.clone())];
+            let mut fast = spawn(TEST, "fast", &args);
+            let mut slow = spawn(TEST, "slow", &args);
+            assert_eq!(fast.next_report(), "joined");
+            assert_eq!(slow.next_report(), "joined");
+            let reports = wait_all(vec![("publisher", spawn(TEST, "publisher", &args))], WATCHDOG);
+            assert_eq!(fast.next_report(), format!("received {MESSAGES}"));
+            assert_eq!(slow.next_report(), format!("received {MESSAGES}"));
+            let refused: u64 = reports[0][0].strip_prefix("refused ").unwrap().parse().unwrap();
+            assert!(refused > 0, "the slow subscriber never held the publisher back");
+        }
+    }
+}
+
+#[test]
+fn cross_process_second_mpsc_subscriber_is_refused() {
+    const TEST: &str = "cross_process_second_mpsc_subscriber_is_refused";
+    match role().as_deref() {
+        Some("subscriber") => {
+            let channel = FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            report(channel.subscriber().unwrap_err());
+        }
+        _ => {
+            let name = unique_name("mpsc-second");
+            let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+            let _held = channel.subscriber().unwrap();
+            let reports = wait_all(
+                vec![("subscriber", spawn(TEST, "subscriber", &[("NAME", name.clone())]))],
+                WATCHDOG,
+            );
+            assert_eq!(
+                reports[0][0],
+                format!(
+                    "channel {name:?} has no free subscriber slot (all 1 are in use); drop an unused subscriber or create the channel with more slots"
+                )
+            );
+        }
+    }
+}
+
+#[test]
+fn cross_process_connect_with_wrong_kind_is_refused() {
+    const TEST: &str = "cross_process_connect_with_wrong_kind_is_refused";
+    match role().as_deref() {
+        Some("connector") => {
+            let name = arg::<String>("NAME");
+            report(Channel::<Sample, Ordered, Mpsc>::connect(&name).unwrap_err());
+            report(Channel::<Sample, Fifo, Fanout>::connect(&name).unwrap_err());
+        }
+        _ => {
+            let name = unique_name("kind");
+            let _channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+            let reports = wait_all(
+                vec![("connector", spawn(TEST, "connector", &[("NAME", name.clone())]))],
+                WATCHDOG,
+            );
+            let says = |kind: &str| {
+                format!(
+                    "channel {name:?} is a FifoMpsc channel, but this process asked for {kind}; connect with the same mode and topology it was created with"
+                )
+            };
+            assert_eq!(reports[0], vec![says("OrderedMpsc"), says("FifoFanout")]);
         }
     }
 }

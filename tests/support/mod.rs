@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::process::{Child, Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 /// Environment variable that tells a re-executed test binary which role to play.
@@ -34,7 +35,7 @@ pub fn arg<T: std::str::FromStr>(key: &str) -> T {
 
 /// Starts this test binary again running only `test` as `role`, with `args` in its
 /// environment. Its stdout is piped so the parent can read what it reports.
-pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> Child {
+pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> KillOnDrop {
     let mut command = Command::new(std::env::current_exe().expect("test binary path"));
     command
         .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
@@ -44,34 +45,32 @@ pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> Child {
     for (key, value) in args {
         command.env(format!("SALIAS_TEST_{key}"), value);
     }
-    command.spawn().expect("spawn child test process")
+    KillOnDrop(command.spawn().expect("spawn child test process"))
 }
 
 /// Waits for every child; a watchdog kills them all and fails the test if they are not
 /// done within `limit` (a hang is a failure, never a slow pass). Returns each child's
 /// `REPORT` lines.
-pub fn wait_all(children: Vec<(&str, Child)>, limit: Duration) -> Vec<Vec<String>> {
+pub fn wait_all(children: Vec<(&str, KillOnDrop)>, limit: Duration) -> Vec<Vec<String>> {
     let deadline = Instant::now() + limit;
-    let mut children: Vec<(String, Child, Option<std::process::ExitStatus>)> =
+    // Children that fail or hang are killed when `children` drops, panicking or not.
+    let mut children: Vec<(String, KillOnDrop, Option<std::process::ExitStatus>)> =
         children.into_iter().map(|(n, c)| (n.to_owned(), c, None)).collect();
     loop {
         let mut running = false;
         for (_, child, status) in children.iter_mut() {
             if status.is_none() {
-                *status = child.try_wait().expect("poll child");
+                *status = child.0.try_wait().expect("poll child");
                 running |= status.is_none();
             }
         }
         if !running {
             break;
         }
-        if Instant::now() > deadline {
-            for (_, child, _) in children.iter_mut() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-            panic!("watchdog: children did not finish within {limit:?}");
-        }
+        assert!(
+            Instant::now() <= deadline,
+            "watchdog: children did not finish within {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     children
@@ -79,7 +78,7 @@ pub fn wait_all(children: Vec<(&str, Child)>, limit: Duration) -> Vec<Vec<String
         .map(|(name, mut child, status)| {
             let mut out = String::new();
             use std::io::Read;
-            child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+            child.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
             let status = status.unwrap();
             assert!(
                 status.success(),

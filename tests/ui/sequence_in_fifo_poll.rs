@@ -1,0 +1,16 @@
+use salias::{Config, FifoMpsc, SaliasMessage};
+
+#[derive(SaliasMessage, Clone, Copy)]
+#[repr(C)]
+struct Quote {
+    bid: u64,
+}
+
+fn main() -> Result<(), salias::Error> {
+    let channel = FifoMpsc::<Quote>::create(&Config::new("quotes"))?;
+    let mut subscriber = channel.subscriber()?;
+    subscriber.poll(16, |info, _quote| {
+        let _ = info.sequence();
+    })?;
+    Ok(())
+}

@@ -1,0 +1,13 @@
+use salias::{Config, FifoMpsc, SaliasMessage};
+
+#[derive(SaliasMessage, Clone, Copy)]
+#[repr(C)]
+struct Quote {
+    bid: u64,
+}
+
+fn main() -> Result<(), salias::Error> {
+    let channel = FifoMpsc::<Quote>::create(&Config::new("quotes"))?;
+    let _second = channel.subscriber_at(1)?;
+    Ok(())
+}
