@@ -390,6 +390,44 @@ fn raw_view_of_typed_channel_keeps_the_type_size() {
 }
 
 #[test]
+fn connect_with_wrong_mode_or_topology() {
+    let name = unique_name("kind");
+    let _owner = FifoMpsc::<Quote>::create(&Config::new(&name)).unwrap();
+    let says = |kind: &str| {
+        format!(
+            "channel {name:?} is a FifoMpsc channel, but this process asked for {kind}; connect with the same mode and topology it was created with"
+        )
+    };
+    let err = salias::OrderedMpsc::<Quote>::connect(&name).unwrap_err();
+    assert_eq!(
+        err,
+        Error::KindMismatch {
+            name: name.clone(),
+            channel_kind: "FifoMpsc".into(),
+            requested_kind: "OrderedMpsc".into()
+        }
+    );
+    assert_eq!(err.to_string(), says("OrderedMpsc"));
+    assert_eq!(
+        salias::FifoFanout::<Quote>::connect(&name).unwrap_err().to_string(),
+        says("FifoFanout")
+    );
+    assert_eq!(
+        salias::OrderedFanout::<Quote>::connect(&name).unwrap_err().to_string(),
+        says("OrderedFanout")
+    );
+}
+
+#[test]
+fn fanout_with_too_many_subscriber_slots() {
+    let err = salias::FifoFanout::<Quote>::create(&Config::new(unique_name("s65")).subscribers(65)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid config `subscribers`: 65 subscriber slots is more than the limit of 64"
+    );
+}
+
+#[test]
 fn connect_to_object_that_is_not_a_channel() {
     let name = unique_name("foreign");
     let [control, _] = salias::__private::shm_object_names(&name);

@@ -6,7 +6,7 @@ mod support;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use salias::{Config, Error, FifoMpsc, RawFifoMpsc, SaliasMessage};
+use salias::{Channel, Config, Error, Fanout, FifoMpsc, Mode, Ordered, RawFifoMpsc, SaliasMessage, Topology};
 use support::unique_name;
 
 struct Counting;
@@ -51,9 +51,9 @@ struct Tick {
 
 const ROUNDS: u64 = 100_000;
 
-#[test]
-fn typed_hot_paths_do_not_allocate() {
-    let channel = FifoMpsc::<Tick>::create(&Config::new(unique_name("alloc")).capacity(64 * 1024)).unwrap();
+fn typed_hot_paths<M: Mode, K: Topology>() {
+    let config = Config::new(unique_name(&format!("alloc-{}{}", M::NAME, K::NAME))).capacity(64 * 1024);
+    let channel = Channel::<Tick, M, K>::create(&config).unwrap();
     let mut publisher = channel.publisher().unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     let batch = [Tick { seq: 0, words: [1; 7] }; 8];
@@ -77,8 +77,16 @@ fn typed_hot_paths_do_not_allocate() {
             assert!(subscriber.try_recv().unwrap().is_none());
         }
     });
-    assert_eq!(allocations, 0);
+    assert_eq!(allocations, 0, "{}{}", M::NAME, K::NAME);
     assert_eq!(sum, 3 * (ROUNDS * (ROUNDS - 1) / 2));
+}
+
+#[test]
+fn typed_hot_paths_do_not_allocate() {
+    typed_hot_paths::<salias::Fifo, salias::Mpsc>();
+    typed_hot_paths::<salias::Fifo, Fanout>();
+    typed_hot_paths::<Ordered, salias::Mpsc>();
+    typed_hot_paths::<Ordered, Fanout>();
 }
 
 #[test]

@@ -6,7 +6,7 @@ mod support;
 
 use std::process::Command;
 
-use salias::{Config, FifoMpsc, RawFifoMpsc, SaliasMessage};
+use salias::{Config, FifoMpsc, OrderedFanout, RawFifoMpsc, SaliasMessage};
 use support::{role, unique_name};
 
 #[derive(SaliasMessage, Clone, Copy)]
@@ -30,6 +30,9 @@ fn hot_loop() {
     let raw = RawFifoMpsc::create(&Config::new(format!("{name}-raw")).capacity(64 * 1024)).unwrap();
     let mut raw_publisher = raw.publisher().unwrap();
     let mut raw_subscriber = raw.subscriber().unwrap();
+    let ordered = OrderedFanout::<Tick>::create(&Config::new(format!("{name}-ordered")).capacity(64 * 1024)).unwrap();
+    let mut ordered_subscriber = ordered.subscriber().unwrap();
+    let mut ordered_publisher = ordered.publisher().unwrap();
     let batch = [Tick { seq: 1, words: [0; 7] }; 8];
     let mut sum = 0u64;
     marker("salias-hot-start");
@@ -44,9 +47,13 @@ fn hot_loop() {
         subscriber.poll(8, |_, t| sum += t.seq).unwrap();
         raw_publisher.offer(&[1u8; 100]).unwrap();
         sum += raw_subscriber.try_recv().unwrap().unwrap().len() as u64;
+        ordered_publisher.offer_batch(&batch[..2]).unwrap();
+        ordered_subscriber
+            .poll(2, |info, t| sum += t.seq + info.sequence() % 2)
+            .unwrap();
     }
     marker("salias-hot-end");
-    assert_eq!(sum, 2 * (50_000 * 49_999 / 2) + 50_000 * (8 + 100));
+    assert_eq!(sum, 2 * (50_000 * 49_999 / 2) + 50_000 * (8 + 100 + 2 + 1));
 }
 
 #[test]
