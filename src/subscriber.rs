@@ -356,6 +356,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next> {
+        if let Some(next) = self.next()? {
+            return Ok(next);
+        }
         let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut waiter = Waiter::new(timeout);
         let outcome = loop {
