@@ -23,7 +23,7 @@ fn meminfo(field: &str) -> u64 {
     let info = std::fs::read_to_string("/proc/meminfo").unwrap();
     info.lines()
         .find_map(|l| l.strip_prefix(field))
-        .and_then(|rest| rest.trim().split_whitespace().next())
+        .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
