@@ -126,6 +126,18 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
         Subscriber::new(self.shared.clone(), None)
     }
 
+    /// Frees the slots of publishers and subscribers whose processes died, and reports how
+    /// many. Publishers also do this by themselves when a dead fanout subscriber holds them
+    /// back, and claiming a slot takes over a dead holder's; call this to clean up eagerly
+    /// (e.g. from a health check).
+    pub fn reap(&self) -> Reaped {
+        let (publishers, subscribers) = self.shared.reap(K::FANOUT);
+        Reaped {
+            publishers,
+            subscribers,
+        }
+    }
+
     /// Claims subscriber slot `slot` specifically (Fanout only), joining at the current
     /// end of every ring. Fails with [`Error::SlotInUse`](crate::Error::SlotInUse) if a
     /// live subscriber holds it.
@@ -170,6 +182,15 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Channel<T, M, K> {
             .field("owner", &self.is_owner())
             .finish()
     }
+}
+
+/// What [`Channel::reap`] freed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reaped {
+    /// Publisher slots whose process had died.
+    pub publishers: u32,
+    /// Subscriber slots whose process had died.
+    pub subscribers: u32,
 }
 
 /// Removes the channel's names whatever state it is in (live, kept or stale). Processes

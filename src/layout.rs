@@ -151,7 +151,17 @@ pub(crate) struct Progress {
     pub published: AtomicU64,
     /// Offers refused for lack of space.
     pub backpressured: AtomicU64,
+    /// Ordered mode: the first global sequence number this publisher has taken but not yet
+    /// committed, `PENDING_NONE`, or `PENDING_TAKING` while its `fetch_add` is in flight.
+    /// Lets a subscriber tell a number a live publisher is about to commit from one a dead
+    /// publisher took with it.
+    pub pending: AtomicU64,
+    /// How many numbers from `pending` on are taken (a batch takes several).
+    pub pending_count: AtomicU64,
 }
+
+pub(crate) const PENDING_NONE: u64 = u64::MAX;
+pub(crate) const PENDING_TAKING: u64 = u64::MAX - 1;
 
 #[repr(C)]
 pub(crate) struct ProducerSlot {

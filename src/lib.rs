@@ -64,7 +64,7 @@ mod wait;
 
 pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
-    RawOrderedMpsc, remove,
+    RawOrderedMpsc, Reaped, remove,
 };
 pub use config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
 pub use error::{Error, NameProblem, Result, Role};
@@ -72,7 +72,7 @@ pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, 
 pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
 pub use salias_derive::SaliasMessage;
-pub use subscriber::{MessageInfo, Received, ReceivedBytes, Subscriber};
+pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use wait::{Adaptive, BusySpin, Park, SpinThenYield, WaitStrategy};
 
 /// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to

@@ -9,12 +9,16 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How often a backpressured fanout publisher checks whether a dead subscriber holds it.
+const REAP_INTERVAL: Duration = Duration::from_millis(1);
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
 use crate::layout::{
-    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord,
+    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, PENDING_NONE, PENDING_TAKING, Progress, SLOT_FREE,
+    ShmPtr, SingleUser, WakeWord,
 };
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::shared::Shared;
@@ -42,6 +46,7 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     sequence: ShmPtr<AtomicU64>,
     published: u64,
     backpressured: u64,
+    last_reap: Option<Instant>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     _marker: KindMarker<T, M, K>,
@@ -91,6 +96,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             sequence,
             published: 0,
             backpressured: 0,
+            last_reap: None,
             slot,
             shared,
             strategy: Some(Box::new(Adaptive::default())),
@@ -98,6 +104,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             _single_writer: SingleUser::default(),
         };
         let progress = publisher.progress.get();
+        // A previous holder that died may have left numbers pending; they are lost, and
+        // this holder takes only fresh ones.
+        progress.pending.store(PENDING_NONE, Ordering::Release);
         progress.tail.store(tail, Ordering::Release);
         publisher.published = progress.published.load(Ordering::Relaxed);
         publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
@@ -166,6 +175,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         if pos + frames > self.limit {
             self.refresh_limit()?;
             if pos + frames > self.limit {
+                self.reap_dead_subscribers()?;
+            }
+            if pos + frames > self.limit {
                 self.backpressured += 1;
                 self.progress
                     .get()
@@ -175,6 +187,25 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             }
         }
         Ok(pos)
+    }
+
+    /// Backpressured: if a dead fanout subscriber is what holds us back, free its slot and
+    /// recompute the limit. Checks at most every `REAP_INTERVAL`, since liveness checks
+    /// read `/proc`.
+    #[cold]
+    fn reap_dead_subscribers(&mut self) -> Result<()> {
+        if !K::FANOUT {
+            return Ok(()); // an Mpsc subscriber's place is kept for its successor
+        }
+        let now = Instant::now();
+        if self.last_reap.is_some_and(|last| now - last < REAP_INTERVAL) {
+            return Ok(());
+        }
+        self.last_reap = Some(now);
+        if self.shared.reap(true).1 > 0 {
+            self.refresh_limit()?;
+        }
+        Ok(())
     }
 
     /// Address of the frame at `pos`.
@@ -190,11 +221,18 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// leaves a hole in the sequence.
     #[inline(always)]
     fn take_sequence(&self, count: u64) -> u64 {
-        if M::ORDERED {
-            self.sequence.get().fetch_add(count, Ordering::Relaxed)
-        } else {
-            0
+        if !M::ORDERED {
+            return 0;
         }
+        let progress = self.progress.get();
+        // SYNC POINT sequence-taken (publisher side): TAKING is stored before the
+        // fetch_add, which is Release, so a subscriber that sees the incremented global
+        // sequence (Acquire) also sees that this publisher holds or is taking numbers.
+        progress.pending.store(PENDING_TAKING, Ordering::Relaxed);
+        let first = self.sequence.get().fetch_add(count, Ordering::AcqRel);
+        progress.pending_count.store(count, Ordering::Relaxed);
+        progress.pending.store(first, Ordering::Release);
+        first
     }
 
     /// Writes the frame header at `at` and commits the frame; the payload is already in
@@ -221,6 +259,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     #[inline(always)]
     fn publish_progress(&self) {
         let progress = self.progress.get();
+        if M::ORDERED {
+            // Every number taken is committed: nothing pending any more.
+            progress.pending.store(PENDING_NONE, Ordering::Release);
+        }
         progress.tail.store(self.tail, Ordering::Release);
         progress.published.store(self.published, Ordering::Relaxed);
         wait::wake_subscribers(self.wake.get());

@@ -156,6 +156,45 @@ impl Shared {
         })
     }
 
+    /// Frees the slots of holders that died. A dead fanout subscriber's cursors turn idle,
+    /// so it stops holding publishers back; a dead Mpsc subscriber's cursors stay, so the
+    /// next subscriber resumes there. Returns (publishers, subscribers) reaped.
+    pub(crate) fn reap(&self, fanout: bool) -> (u32, u32) {
+        let me = Identity::current().token();
+        // Take the slot over first, so no one claims it while its cursors are reset.
+        let take_if_dead = |holder: &Holder| {
+            let token = holder.token.load(Ordering::Acquire);
+            token != SLOT_FREE
+                && !platform::token_alive(token)
+                && holder
+                    .token
+                    .compare_exchange(token, me, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+        };
+        let mut publishers = 0;
+        for p in 0..self.producers as usize {
+            let holder = &self.producer_slot(p).holder;
+            if take_if_dead(holder) {
+                holder.token.store(SLOT_FREE, Ordering::Release);
+                publishers += 1;
+            }
+        }
+        let mut subscribers = 0;
+        for s in 0..self.subscribers as usize {
+            let holder = &self.subscriber_slot(s).holder;
+            if take_if_dead(holder) {
+                if fanout {
+                    for p in 0..self.producers as usize {
+                        self.cursor(s, p).store(CURSOR_IDLE, Ordering::Release);
+                    }
+                }
+                holder.token.store(SLOT_FREE, Ordering::Release);
+                subscribers += 1;
+            }
+        }
+        (publishers, subscribers)
+    }
+
     /// Claims subscriber slot `index` specifically (fanout).
     pub(crate) fn claim_subscriber_slot_at(&self, index: usize) -> Result<usize> {
         if index >= self.subscribers as usize {

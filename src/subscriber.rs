@@ -14,18 +14,31 @@ use std::cell::Cell;
 use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, SLOT_FREE, ShmPtr, WakeWord};
+use crate::layout::{
+    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, PENDING_NONE, PENDING_TAKING, SLOT_FREE, ShmPtr,
+    WakeWord,
+};
 use crate::message::{Bytes, Frame, Message, Payload};
+use crate::platform;
 use crate::shared::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
 
 /// FIFO mode: frames taken from one ring in a row before looking at the next, so one busy
 /// publisher cannot starve the others while bursts stay cheap.
 const BURST: u32 = 64;
+
+/// Consecutive empty polls before the subscriber starts checking, at most every
+/// `HEALTH_INTERVAL`, whether it is stuck on a dead publisher or a corrupt ring.
+const HEALTH_AFTER_MISSES: u32 = 2048;
+const HEALTH_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Ordered mode: most frames passed over in one search, so a peer flooding the rings with
+/// stale numbers cannot keep a receive call busy forever.
+const MAX_SKIPS_PER_SEARCH: u32 = 4096;
 
 /// This subscriber's state for one publisher ring.
 struct Reader {
@@ -43,6 +56,21 @@ struct Next {
     ring: usize,
     len: usize,
     sequence: u64,
+    /// Ordered mode: numbers lost right before this message (their publisher died).
+    gap_before: u64,
+}
+
+/// Sequence numbers an ordered subscriber found missing: each was taken by a publisher
+/// that died before committing it. Never a silent hole: the first message after a gap
+/// also reports it (`gap_before`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gaps {
+    /// How many separate gaps were found.
+    pub events: u64,
+    /// How many sequence numbers were missing in all.
+    pub missing: u64,
+    /// The most recent gap: its first and one-past-last missing number.
+    pub last: Option<std::ops::Range<u64>>,
 }
 
 /// Receives messages of type `T` from every publisher of a channel.
@@ -66,6 +94,12 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// Ordered mode: frames passed over because they were numbered before this subscriber
     /// joined.
     skipped: u64,
+    /// Ordered mode: numbers lost right before the next message to deliver.
+    gap_before: u64,
+    gaps: Gaps,
+    /// Consecutive searches that found nothing, and when health was last checked.
+    misses: u32,
+    last_health_check: Option<Instant>,
     wake: ShmPtr<WakeWord>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
@@ -98,6 +132,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             next_sequence: 0,
             received: 0,
             skipped: 0,
+            gap_before: 0,
+            gaps: Gaps::default(),
+            misses: 0,
+            last_health_check: None,
             wake,
             strategy: Some(Box::new(Adaptive::default())),
             _marker: KindMarker::default(),
@@ -236,6 +274,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 ring: current,
                 len,
                 sequence: 0,
+                gap_before: 0,
             }));
         }
         let rings = self.readers.len();
@@ -244,7 +283,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             if let Some((len, _)) = self.peek(ring)? {
                 self.current.set(ring);
                 self.burst.set(1);
-                return Ok(Some(Next { ring, len, sequence: 0 }));
+                return Ok(Some(Next {
+                    ring,
+                    len,
+                    sequence: 0,
+                    gap_before: 0,
+                }));
             }
         }
         Ok(None)
@@ -258,15 +302,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = self.readers.len();
         let current = self.current.get();
         let mut step = 0;
+        let mut skips = 0;
         while step < rings {
             let ring = (current + step) % rings;
             match self.peek(ring)? {
                 Some((len, sequence)) if sequence == self.next_sequence => {
                     self.current.set(ring);
-                    return Ok(Some(Next { ring, len, sequence }));
+                    return Ok(Some(Next {
+                        ring,
+                        len,
+                        sequence,
+                        gap_before: self.gap_before,
+                    }));
                 }
-                Some((len, sequence)) if sequence < self.next_sequence => {
+                Some((len, sequence)) if sequence < self.next_sequence && skips < MAX_SKIPS_PER_SEARCH => {
                     self.skip(ring, len);
+                    skips += 1;
                     // Look at this ring's next frame before moving on.
                     continue;
                 }
@@ -274,6 +325,75 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             }
         }
         Ok(None)
+    }
+
+    /// Called while nothing arrives: in Ordered mode, declares lost the numbers that
+    /// publishers took with them when they died; in every mode, reports a ring whose
+    /// publisher says it has committed past a frame that is not there. Returns whether a
+    /// gap was skipped (so a search may now succeed).
+    #[cold]
+    fn check_health(&mut self) -> Result<bool> {
+        let shared = &*self.shared;
+        for (ring, reader) in self.readers.iter().enumerate() {
+            let reported = shared.producer_slot(ring).progress.tail.load(Ordering::Acquire);
+            if reported > reader.head && self.peek(ring)?.is_none() {
+                // The publisher stores its progress only after committing: a frame missing
+                // below it was overwritten or never properly written.
+                return Err(Error::corrupt(
+                    &shared.name,
+                    format!(
+                        "ring {ring}'s publisher reports frames up to position {reported}, but the frame at {} is not committed",
+                        reader.head
+                    ),
+                ));
+            }
+        }
+        if !M::ORDERED {
+            return Ok(false);
+        }
+        let wanted = self.next_sequence;
+        // SYNC POINT sequence-taken (subscriber side): everything a publisher stored
+        // before taking numbers below `taken` is visible.
+        let taken = shared.hot().sequence.load(Ordering::Acquire);
+        if taken <= wanted {
+            return Ok(false); // nobody has taken `wanted` yet: idle, not stuck
+        }
+        // The gap ends at the first number that still exists somewhere: at a ring head,
+        // pending in a live publisher, or not taken yet.
+        let mut end = taken;
+        for ring in 0..self.readers.len() {
+            let slot = shared.producer_slot(ring);
+            let token = slot.holder.token.load(Ordering::Acquire);
+            let alive = token != SLOT_FREE && platform::token_alive(token);
+            // The pending marker first, the ring head after: a publisher clears its marker
+            // (Release) only after committing, so a number it committed before we read the
+            // marker is visible at its head below.
+            let pending = slot.progress.pending.load(Ordering::Acquire);
+            let count = slot.progress.pending_count.load(Ordering::Acquire);
+            if alive {
+                match pending {
+                    PENDING_NONE => {}
+                    // Mid-fetch_add: it may be taking `wanted` right now. Look again later.
+                    PENDING_TAKING => return Ok(false),
+                    first if first <= wanted && wanted < first.saturating_add(count) => return Ok(false),
+                    first if first > wanted => end = end.min(first),
+                    _ => {}
+                }
+            }
+            // A dead or departed publisher commits nothing more; what it committed counts.
+            if let Some((_, sequence)) = self.peek(ring)? {
+                end = end.min(sequence);
+            }
+        }
+        if end <= wanted {
+            return Ok(false);
+        }
+        self.gaps.events += 1;
+        self.gaps.missing += end - wanted;
+        self.gaps.last = Some(wanted..end);
+        self.gap_before += end - wanted;
+        self.next_sequence = end;
+        Ok(true)
     }
 
     #[inline(always)]
@@ -301,17 +421,29 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.received += 1;
         if M::ORDERED {
             self.next_sequence = next.sequence + 1;
+            self.gap_before = 0;
         }
         self.move_head(next.ring, next.len);
     }
 
     #[inline(always)]
     fn move_head(&mut self, ring: usize, len: usize) {
-        let release_every = self.release_every;
         let reader = &mut self.readers[ring];
         reader.head += Frame::<T, M>::len(len) as u64;
-        if reader.head - reader.released >= release_every {
-            Self::store_cursor(reader);
+        if reader.head - reader.released >= self.release_every {
+            self.save_resume_point();
+            Self::store_cursor(&mut self.readers[ring]);
+        }
+    }
+
+    /// Ordered Mpsc: saves the next sequence number before any cursor moves past what it
+    /// covers, so a successor of a subscriber that crashed passes over exactly the
+    /// messages already delivered (they are numbered below it) and loses none.
+    #[inline(always)]
+    fn save_resume_point(&self) {
+        if M::ORDERED && !K::FANOUT {
+            let slot = self.shared.subscriber_slot(self.slot);
+            slot.next_sequence.store(self.next_sequence, Ordering::Release);
         }
     }
 
@@ -326,6 +458,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Tells publishers about all room released so far (done automatically whenever the
     /// subscriber runs out of messages).
     pub fn release_all(&mut self) {
+        if self.readers.iter().any(|r| r.head != r.released) {
+            self.save_resume_point();
+        }
         for reader in self.readers.iter_mut() {
             if reader.head != reader.released {
                 Self::store_cursor(reader);
@@ -348,11 +483,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     /// Finds the next message, releasing room to publishers when there is none.
     fn next(&mut self) -> Result<Option<Next>> {
-        let found = self.find()?;
-        if found.is_none() {
-            self.release_all();
+        if let Some(next) = self.find()? {
+            self.misses = 0;
+            return Ok(Some(next));
         }
-        Ok(found)
+        self.release_all();
+        self.misses = self.misses.saturating_add(1);
+        if self.misses >= HEALTH_AFTER_MISSES {
+            let now = Instant::now();
+            if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
+                self.last_health_check = Some(now);
+                if self.check_health()? {
+                    return self.find();
+                }
+            }
+        }
+        Ok(None)
     }
 
     fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next> {
@@ -380,6 +526,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         MessageInfo {
             slot: next.ring,
             seq: next.sequence,
+            gap: next.gap_before,
             _mode: KindMarker::default(),
         }
     }
@@ -394,12 +541,21 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.next_sequence
     }
 
-    /// Messages passed over because they were numbered before this subscriber joined.
+    /// Messages passed over because they were numbered before this subscriber joined
+    /// (or, after a crash, were already delivered to the previous subscriber).
     pub fn skipped_before_join(&self) -> u64
     where
         M: GlobalOrder,
     {
         self.skipped
+    }
+
+    /// Sequence numbers found missing because their publishers died holding them.
+    pub fn gaps(&self) -> &Gaps
+    where
+        M: GlobalOrder,
+    {
+        &self.gaps
     }
 }
 
@@ -492,9 +648,8 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
             }
         } else {
             // Leave everything the next subscriber needs to resume exactly here.
+            self.save_resume_point();
             self.release_all();
-            let slot = self.shared.subscriber_slot(self.slot);
-            slot.next_sequence.store(self.next_sequence, Ordering::Release);
         }
         let slot = self.shared.subscriber_slot(self.slot);
         slot.holder.token.store(SLOT_FREE, Ordering::Release);
@@ -515,6 +670,7 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Subscriber<T, M, K> {
 pub struct MessageInfo<M: Mode> {
     slot: usize,
     seq: u64,
+    gap: u64,
     _mode: KindMarker<(), M, ()>,
 }
 
@@ -532,7 +688,7 @@ impl<M: Mode> std::fmt::Debug for MessageInfo<M> {
         let mut out = f.debug_struct("MessageInfo");
         out.field("publisher_slot", &self.slot);
         if M::ORDERED {
-            out.field("sequence", &self.seq);
+            out.field("sequence", &self.seq).field("gap_before", &self.gap);
         }
         out.finish()
     }
@@ -546,13 +702,23 @@ impl<M: Mode> MessageInfo<M> {
 }
 
 impl<M: Mode> MessageInfo<M> {
-    /// The message's global sequence number: the same for every subscriber, gap-free
-    /// across all publishers.
+    /// The message's global sequence number: the same for every subscriber and gap-free
+    /// across all publishers, except where a publisher died holding numbers (see
+    /// [`gap_before`](Self::gap_before)).
     pub fn sequence(&self) -> u64
     where
         M: GlobalOrder,
     {
         self.seq
+    }
+
+    /// How many sequence numbers right before this message were lost because the
+    /// publishers holding them died; 0 almost always.
+    pub fn gap_before(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.gap
     }
 }
 
@@ -589,6 +755,15 @@ impl<T: Payload, M: Mode, K: Topology> Received<'_, T, M, K> {
         M: GlobalOrder,
     {
         self.next.sequence
+    }
+
+    /// How many sequence numbers right before this message were lost because the
+    /// publishers holding them died; 0 almost always.
+    pub fn gap_before(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.next.gap_before
     }
 }
 
