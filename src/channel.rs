@@ -198,3 +198,9 @@ pub struct Reaped {
 pub fn remove(name: &str) -> Result<()> {
     shared::remove(name)
 }
+
+/// Removes the channel only if it is stale: its owner died without removing it, or died
+/// while creating it. Live and kept channels are left alone. Returns whether it removed it.
+pub fn remove_stale(name: &str) -> Result<bool> {
+    shared::remove_stale(name)
+}

@@ -64,7 +64,7 @@ mod wait;
 
 pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
-    RawOrderedMpsc, Reaped, remove,
+    RawOrderedMpsc, Reaped, remove, remove_stale,
 };
 pub use config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
 pub use error::{Error, NameProblem, Result, Role};

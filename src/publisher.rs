@@ -386,6 +386,24 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 }
 
+impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
+    /// Fault injection for crash tests: reserves room for a frame, takes the next global
+    /// sequence number and writes half a header, exactly as a publish would up to that
+    /// point, then kills this process with SIGKILL before committing. Not for production.
+    #[doc(hidden)]
+    pub fn __take_sequence_then_die(&mut self) -> ! {
+        let frame = Frame::<T, M>::len(T::FIXED_LEN.unwrap_or(0)) as u64;
+        if let Ok(pos) = self.reserve(frame) {
+            self.take_sequence(1);
+            // SAFETY: the length field lies inside the frame just reserved.
+            unsafe { self.frame_at(pos).add(FRAME_LEN_OFFSET).cast::<u32>().write(0xdead) };
+        }
+        // SAFETY: raise has no memory-safety preconditions.
+        unsafe { libc::raise(libc::SIGKILL) };
+        unreachable!("SIGKILL cannot be caught")
+    }
+}
+
 impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     fn check_len(&self, len: usize) -> Result<()> {
         if len > self.max_len {

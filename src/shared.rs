@@ -911,6 +911,29 @@ pub(crate) fn remove(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Removes the channel only if its owner died without removing it (or died while creating
+/// it). Returns whether it was removed.
+pub(crate) fn remove_stale(name: &str) -> Result<bool> {
+    validate_name(name)?;
+    let names = ObjectNames::of(name);
+    let fd = match platform::shm_open(&names.control) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Err(Error::NotFound { name: name.to_owned() }),
+        Err(e) => return Err(shm_error("shm_open", name, e)),
+    };
+    match classify(&fd, name)? {
+        Existing::Stale | Existing::Abandoned => {
+            remove_by_names(name, &names);
+            Ok(true)
+        }
+        Existing::Live(_) | Existing::Kept => Ok(false),
+        Existing::Foreign(reason) => Err(Error::NotAChannel {
+            name: name.to_owned(),
+            reason,
+        }),
+    }
+}
+
 fn remove_by_names(name: &str, names: &ObjectNames) {
     // The huge page ring file's directory is recorded in the control block.
     let mut store = RingStore::Shm(names.rings.clone());

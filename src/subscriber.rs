@@ -405,8 +405,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
     }
 
+    /// Whether waiting should not sleep: a frame is committed somewhere, or (Ordered) a
+    /// number this subscriber has not delivered was taken — if its publisher died, the
+    /// health check must get to run soon rather than after a long sleep.
     fn any_ready(&self) -> bool {
-        (0..self.readers.len()).any(|ring| !matches!(self.peek(ring), Ok(None)))
+        (M::ORDERED && self.shared.hot().sequence.load(Ordering::Relaxed) > self.next_sequence)
+            || (0..self.readers.len()).any(|ring| !matches!(self.peek(ring), Ok(None)))
     }
 
     /// Moves past a frame without delivering it.

@@ -6,65 +6,11 @@ mod support;
 use std::time::Duration;
 
 use salias::{
-    Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered,
-    RawFifoMpsc, SaliasMessage,
+    Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered, RawFifoMpsc,
 };
-use support::{SplitMix, arg, report, role, spawn, unique_name, wait_all};
+use support::{Checker, Sample, SplitMix, arg, report, role, spawn, unique_name, wait_all};
 
 const WATCHDOG: Duration = Duration::from_secs(300);
-
-/// A 64-byte message whose every field is derived from (producer, seq), so the subscriber
-/// can check each one independently.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-struct Sample {
-    producer: u64,
-    seq: u64,
-    words: [u64; 6],
-}
-
-impl Sample {
-    fn new(producer: u64, seq: u64) -> Self {
-        let mut mix = SplitMix(producer << 40 ^ seq);
-        Sample {
-            producer,
-            seq,
-            words: std::array::from_fn(|_| mix.next()),
-        }
-    }
-}
-
-/// Per-producer order and content checker.
-struct Checker {
-    next: Vec<u64>,
-    slot_of: Vec<Option<usize>>,
-}
-
-impl Checker {
-    fn new(producers: usize) -> Self {
-        Checker {
-            next: vec![0; producers],
-            slot_of: vec![None; producers],
-        }
-    }
-
-    fn check(&mut self, slot: usize, sample: &Sample) {
-        let producer = sample.producer as usize;
-        assert!(producer < self.next.len(), "unknown producer {producer}");
-        assert_eq!(
-            sample.seq, self.next[producer],
-            "producer {producer}: message out of order or lost"
-        );
-        assert_eq!(
-            *sample,
-            Sample::new(sample.producer, sample.seq),
-            "message content corrupted"
-        );
-        let known = self.slot_of[producer].get_or_insert(slot);
-        assert_eq!(*known, slot, "producer {producer} appeared on two rings");
-        self.next[producer] += 1;
-    }
-}
 
 #[test]
 fn cross_process_two_publishers_one_subscriber() {
@@ -359,6 +305,7 @@ fn cross_process_idle_subscriber_sleeps_and_wakes() {
 #[test]
 fn cross_process_crash_owner_killed_then_recreated() {
     const TEST: &str = "cross_process_crash_owner_killed_then_recreated";
+    const ROUNDS: u64 = 10;
     match role().as_deref() {
         Some("owner") => {
             let _channel = FifoMpsc::<Sample>::create(&Config::new(arg::<String>("NAME"))).unwrap();
@@ -366,27 +313,72 @@ fn cross_process_crash_owner_killed_then_recreated() {
             std::thread::sleep(Duration::from_secs(600));
         }
         _ => {
-            let name = unique_name("stale-owner");
+            let mut mix = SplitMix(5);
+            let mut recovery = Vec::new();
+            for round in 0..ROUNDS {
+                let name = unique_name("stale-owner");
+                let mut owner = spawn(TEST, "owner", &[("NAME", name.clone())]);
+                let owner_pid = owner.0.id();
+                // Half the rounds kill the owner once the channel is ready, half at a random
+                // moment, possibly while it is still creating the channel.
+                let ready = round % 2 == 0;
+                if ready {
+                    assert_eq!(owner.next_report(), "ready");
+                } else {
+                    std::thread::sleep(Duration::from_micros(mix.next() % 3_000));
+                }
+                drop(owner); // SIGKILL, then reap
+
+                match FifoMpsc::<Sample>::connect(&name) {
+                    Err(Error::Stale { owner_pid: pid, .. }) => assert_eq!(pid, owner_pid),
+                    Err(Error::NotFound { .. } | Error::Initializing { .. }) if !ready => {}
+                    other => panic!("round {round}: a channel whose owner died must not connect: {other:?}"),
+                }
+                let started = std::time::Instant::now();
+                let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).expect("create recovers a stale channel");
+                recovery.push(started.elapsed());
+                let mut publisher = channel.publisher().unwrap();
+                let mut subscriber = channel.subscriber().unwrap();
+                publisher.offer(&Sample::new(0, round)).unwrap();
+                assert_eq!(*subscriber.try_recv().unwrap().unwrap(), Sample::new(0, round));
+                drop((publisher, subscriber, channel));
+                assert!(matches!(salias::remove_stale(&name), Err(Error::NotFound { .. })));
+            }
+            recovery.sort();
+            eprintln!(
+                "owner killed: create recovered the name in median {:?}, max {:?} over {ROUNDS} rounds",
+                recovery[recovery.len() / 2],
+                recovery[recovery.len() - 1]
+            );
+        }
+    }
+}
+
+#[test]
+fn cross_process_crash_stale_channel_is_removed_by_remove_stale() {
+    const TEST: &str = "cross_process_crash_stale_channel_is_removed_by_remove_stale";
+    match role().as_deref() {
+        Some("owner") => {
+            let _channel = FifoMpsc::<Sample>::create(&Config::new(arg::<String>("NAME"))).unwrap();
+            report("ready");
+            std::thread::sleep(Duration::from_secs(600));
+        }
+        _ => {
+            let name = unique_name("remove-stale");
+            let live = FifoMpsc::<Sample>::create(&Config::new(format!("{name}-live"))).unwrap();
+            assert_eq!(
+                salias::remove_stale(live.name()),
+                Ok(false),
+                "a live channel is left alone"
+            );
             let mut owner = spawn(TEST, "owner", &[("NAME", name.clone())]);
             assert_eq!(owner.next_report(), "ready");
-            let owner_pid = owner.0.id();
-            drop(owner); // SIGKILL, then reap
-
-            match FifoMpsc::<Sample>::connect(&name) {
-                Err(e) => assert_eq!(
-                    e,
-                    Error::Stale {
-                        name: name.clone(),
-                        owner_pid
-                    }
-                ),
-                Ok(_) => panic!("connecting to a channel whose owner died must report it stale"),
-            }
-            let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).expect("create recovers a stale channel");
-            let mut publisher = channel.publisher().unwrap();
-            let mut subscriber = channel.subscriber().unwrap();
-            publisher.offer(&Sample::new(0, 0)).unwrap();
-            assert_eq!(*subscriber.try_recv().unwrap().unwrap(), Sample::new(0, 0));
+            drop(owner);
+            assert_eq!(salias::remove_stale(&name), Ok(true));
+            assert!(matches!(
+                FifoMpsc::<Sample>::connect(&name),
+                Err(Error::NotFound { .. })
+            ));
         }
     }
 }

@@ -6,6 +6,8 @@ use std::process::{Child, Command, Stdio};
 
 use std::time::{Duration, Instant};
 
+use salias::SaliasMessage;
+
 /// Environment variable that tells a re-executed test binary which role to play.
 pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
 
@@ -119,6 +121,59 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// A 64-byte message whose every field is derived from (producer, seq), so the subscriber
+/// can check each one independently.
+#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Sample {
+    pub producer: u64,
+    pub seq: u64,
+    pub words: [u64; 6],
+}
+
+impl Sample {
+    pub fn new(producer: u64, seq: u64) -> Self {
+        let mut mix = SplitMix(producer << 40 ^ seq);
+        Sample {
+            producer,
+            seq,
+            words: std::array::from_fn(|_| mix.next()),
+        }
+    }
+}
+
+/// Per-producer order and content checker.
+pub struct Checker {
+    pub next: Vec<u64>,
+    pub slot_of: Vec<Option<usize>>,
+}
+
+impl Checker {
+    pub fn new(producers: usize) -> Self {
+        Checker {
+            next: vec![0; producers],
+            slot_of: vec![None; producers],
+        }
+    }
+
+    pub fn check(&mut self, slot: usize, sample: &Sample) {
+        let producer = sample.producer as usize;
+        assert!(producer < self.next.len(), "unknown producer {producer}");
+        assert_eq!(
+            sample.seq, self.next[producer],
+            "producer {producer}: message out of order or lost"
+        );
+        assert_eq!(
+            *sample,
+            Sample::new(sample.producer, sample.seq),
+            "message content corrupted"
+        );
+        let known = self.slot_of[producer].get_or_insert(slot);
+        assert_eq!(*known, slot, "producer {producer} appeared on two rings");
+        self.next[producer] += 1;
     }
 }
 
