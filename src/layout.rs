@@ -42,6 +42,11 @@ pub(crate) const STATE_READY: u32 = 1;
 /// is set, so no reachable position maps to 0 and zeroed memory never looks committed.
 pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
 
+/// Positions and sequence numbers read from shared memory must be below this; larger
+/// values are corrupt (2^62 bytes at 100 GB/s is over a year of traffic), and the bound
+/// keeps all arithmetic on them far from overflow.
+pub(crate) const MAX_POSITION: u64 = 1 << 62;
+
 /// Byte offset of the length field inside a frame.
 pub(crate) const FRAME_LEN_OFFSET: usize = 8;
 /// Byte offset of the global sequence inside an ordered frame.
@@ -247,6 +252,57 @@ impl ControlLayout {
             subscribers_offset,
             cursors_offset,
             len,
+        }
+    }
+}
+
+/// Byte offsets of what hostile-memory tests and inspection tools poke at.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct RawOffsets {
+    pub state: usize,
+    pub owner: usize,
+    pub magic: usize,
+    pub layout_version: usize,
+    pub capacity: usize,
+    pub producers: usize,
+    pub control_len: usize,
+    pub sequence: usize,
+    pub producer_slot: usize,
+    pub producer_slot_size: usize,
+    /// Within a producer slot.
+    pub progress_tail: usize,
+    pub progress_pending: usize,
+    pub cursors: usize,
+    pub cursor_size: usize,
+    pub frame_len: usize,
+    pub frame_sequence: usize,
+    pub len: usize,
+}
+
+impl RawOffsets {
+    pub fn new(producers: u32, subscribers: u32) -> Self {
+        use std::mem::offset_of;
+        let layout = ControlLayout::new(producers, subscribers);
+        let info = offset_of!(Header, info);
+        RawOffsets {
+            state: offset_of!(Header, state),
+            owner: offset_of!(Header, owner),
+            magic: info + offset_of!(ChannelInfo, magic),
+            layout_version: info + offset_of!(ChannelInfo, layout_version),
+            capacity: info + offset_of!(ChannelInfo, capacity),
+            producers: info + offset_of!(ChannelInfo, producers),
+            control_len: info + offset_of!(ChannelInfo, control_len),
+            sequence: HOT_OFFSET + offset_of!(Hot, sequence),
+            producer_slot: layout.producers_offset,
+            producer_slot_size: size_of::<ProducerSlot>(),
+            progress_tail: offset_of!(ProducerSlot, progress) + offset_of!(Progress, tail),
+            progress_pending: offset_of!(ProducerSlot, progress) + offset_of!(Progress, pending),
+            cursors: layout.cursors_offset,
+            cursor_size: size_of::<Cursor>(),
+            frame_len: FRAME_LEN_OFFSET,
+            frame_sequence: FRAME_SEQ_OFFSET,
+            len: layout.len,
         }
     }
 }

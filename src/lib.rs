@@ -82,6 +82,7 @@ pub use zerocopy;
 /// Items the derive macro expands to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::layout::RawOffsets;
     pub use crate::message::FieldLayout;
     pub use bytemuck;
     pub use zerocopy;

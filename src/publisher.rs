@@ -178,7 +178,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 self.reap_dead_subscribers()?;
             }
             if pos + frames > self.limit {
-                self.backpressured += 1;
+                self.backpressured = self.backpressured.wrapping_add(1);
                 self.progress
                     .get()
                     .backpressured
@@ -252,7 +252,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             (*at.cast::<AtomicU64>()).store(pos ^ COMMIT_KEY, Ordering::Release);
         }
         self.tail = pos + Frame::<T, M>::len(len) as u64;
-        self.published += 1;
+        // Statistics, seeded from shared memory: wrapping, never a panic.
+        self.published = self.published.wrapping_add(1);
     }
 
     /// Reports progress for monitors and joining subscribers, and wakes sleeping ones.
@@ -284,7 +285,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             let at = self.frame_at(pos);
             // SAFETY: the payload starts HEADER bytes into a frame inside the reservation.
             write(i, unsafe { at.add(Frame::<T, M>::HEADER) });
-            self.commit_frame(at, pos, len(i), first + i as u64);
+            // Wrapping: a hostile peer may have set the shared counter anywhere.
+            self.commit_frame(at, pos, len(i), first.wrapping_add(i as u64));
             pos = self.tail;
         }
         self.publish_progress();

@@ -15,8 +15,8 @@ use crate::error::{Error, Result, Role};
 use crate::kind::{Fanout, Mpsc, Topology, mode_name, topology_name};
 use crate::layout::{
     COMMIT_KEY, CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, FRAME_LEN_OFFSET, HOT_OFFSET, Header, Holder, Hot,
-    LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY, SubscriberSlot,
-    TypeRecord,
+    LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_POSITION, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY,
+    SubscriberSlot, TypeRecord,
 };
 use crate::message::{Fingerprint, round_up};
 use crate::platform::{self, Identity, MagicRing, ObjectNames, RingOptions};
@@ -230,10 +230,10 @@ impl Shared {
         let ring = self.ring(producer).base();
         let mask = self.capacity as u64 - 1;
         let scan_end = tail.wrapping_add(self.capacity as u64);
-        if !tail.is_multiple_of(self.frame_align as u64) {
+        if !tail.is_multiple_of(self.frame_align as u64) || tail >= MAX_POSITION {
             return Err(Error::corrupt(
                 &self.name,
-                format!("ring {producer} reports tail {tail}, which is not frame aligned"),
+                format!("ring {producer} reports tail {tail}, which is not a frame-aligned position"),
             ));
         }
         while tail < scan_end {

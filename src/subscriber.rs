@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::layout::{
-    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, PENDING_NONE, PENDING_TAKING, SLOT_FREE, ShmPtr,
-    WakeWord,
+    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, MAX_POSITION, PENDING_NONE, PENDING_TAKING, SLOT_FREE,
+    ShmPtr, WakeWord,
 };
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::platform;
@@ -176,13 +176,19 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             }
             self.next_sequence = shared.subscriber_slot(self.slot).next_sequence.load(Ordering::Acquire);
         }
+        if self.next_sequence >= MAX_POSITION {
+            return Err(Error::corrupt(
+                &shared.name,
+                format!("the starting sequence number {} is out of range", self.next_sequence),
+            ));
+        }
         let mut readers = Vec::with_capacity(rings);
         for (ring, head) in heads.into_iter().enumerate() {
-            if !head.is_multiple_of(shared.frame_align as u64) {
+            if !head.is_multiple_of(shared.frame_align as u64) || head >= MAX_POSITION {
                 return Err(Error::corrupt(
                     &shared.name,
                     format!(
-                        "subscriber {}'s cursor in ring {ring} is {head}, which is not frame aligned",
+                        "subscriber {}'s cursor in ring {ring} is {head}, which is not a frame-aligned position",
                         self.slot
                     ),
                 ));
@@ -358,6 +364,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if taken <= wanted {
             return Ok(false); // nobody has taken `wanted` yet: idle, not stuck
         }
+        if taken >= MAX_POSITION {
+            return Err(Error::corrupt(
+                &shared.name,
+                format!("the global sequence counter reads {taken}, out of range"),
+            ));
+        }
         // The gap ends at the first number that still exists somewhere: at a ring head,
         // pending in a live publisher, or not taken yet.
         let mut end = taken;
@@ -382,6 +394,18 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             }
             // A dead or departed publisher commits nothing more; what it committed counts.
             if let Some((_, sequence)) = self.peek(ring)? {
+                // Re-read the counter: a number committed after our first read was taken
+                // before its commit, so the fresh value covers every honest frame.
+                let taken_now = shared.hot().sequence.load(Ordering::Acquire);
+                if sequence >= taken_now {
+                    return Err(Error::corrupt(
+                        &shared.name,
+                        format!(
+                            "ring {ring} has a frame at position {} that carries sequence {sequence} but only {taken_now} were ever taken",
+                            self.readers[ring].head
+                        ),
+                    ));
+                }
                 end = end.min(sequence);
             }
         }
@@ -389,9 +413,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             return Ok(false);
         }
         self.gaps.events += 1;
-        self.gaps.missing += end - wanted;
+        self.gaps.missing = self.gaps.missing.saturating_add(end - wanted);
         self.gaps.last = Some(wanted..end);
-        self.gap_before += end - wanted;
+        self.gap_before = self.gap_before.saturating_add(end - wanted);
         self.next_sequence = end;
         Ok(true)
     }

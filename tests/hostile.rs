@@ -1,0 +1,371 @@
+//! Shared memory written by a buggy or hostile peer: every case ends in an error or a
+//! skipped frame, never a crash, a hang, or an out-of-bounds access. The tests map the
+//! channel's objects themselves and scribble on them, deterministically and at random.
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use memmap2::MmapMut;
+use salias::__private::{RawOffsets, shm_object_names};
+use salias::{Config, Error, FifoMpsc, OrderedMpsc, RawFifoMpsc};
+use support::{Sample, SplitMix, arg, report, role, spawn, unique_name, wait_all};
+
+/// The channel's control block and rings, mapped writable behind salias's back.
+struct Raw {
+    control: MmapMut,
+    rings: MmapMut,
+    offsets: RawOffsets,
+}
+
+impl Raw {
+    fn open(name: &str, producers: u32, subscribers: u32) -> Raw {
+        let [control, rings] = shm_object_names(name);
+        let map = |object: &str| {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(format!("/dev/shm{object}"))
+                .unwrap();
+            // SAFETY: the test owns the channel; concurrent writers are the point of the test,
+            // and the test only reads and writes plain integers through this map.
+            unsafe { MmapMut::map_mut(&file).unwrap() }
+        };
+        Raw {
+            control: map(&control),
+            rings: map(&rings),
+            offsets: RawOffsets::new(producers, subscribers),
+        }
+    }
+
+    fn put(map: &mut MmapMut, at: usize, value: u64) {
+        map[at..at + 8].copy_from_slice(&value.to_ne_bytes());
+    }
+
+    fn set_control(&mut self, at: usize, value: u64) {
+        Self::put(&mut self.control, at, value);
+    }
+
+    fn set_ring(&mut self, at: usize, value: u64) {
+        Self::put(&mut self.rings, at, value);
+    }
+
+    fn cursor(&self, subscriber: usize, producers: usize, producer: usize) -> usize {
+        self.offsets.cursors + (subscriber * producers + producer) * self.offsets.cursor_size
+    }
+
+    fn progress_tail(&self, producer: usize) -> usize {
+        self.offsets.producer_slot + producer * self.offsets.producer_slot_size + self.offsets.progress_tail
+    }
+}
+
+fn corrupt_what(result: Result<impl std::fmt::Debug, Error>) -> String {
+    match result {
+        Err(Error::Corrupt { what, .. }) => what,
+        other => panic!("expected a corruption error, got {other:?}"),
+    }
+}
+
+#[test]
+fn frame_length_past_the_ring_is_an_error() {
+    let name = unique_name("hostile-len");
+    let channel = RawFifoMpsc::create(&Config::new(&name).capacity(4096).max_message_size(100)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let mut publisher = channel.publisher().unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    publisher.offer(b"abc").unwrap();
+    for length in [101u64, 5000, u32::MAX as u64] {
+        // The length field shares a word with the reserved flags.
+        raw.set_ring(raw.offsets.frame_len, length);
+        let what = corrupt_what(subscriber.try_recv().map(|m| m.map(|m| m.len())));
+        assert!(what.contains(&format!("declaring {length} bytes")), "{what}");
+    }
+    raw.set_ring(raw.offsets.frame_len, 3);
+    assert_eq!(&*subscriber.try_recv().unwrap().unwrap(), b"abc");
+}
+
+#[test]
+fn typed_frame_of_the_wrong_size_is_an_error() {
+    let name = unique_name("hostile-typed");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    channel.publisher().unwrap().offer(&Sample::new(0, 0)).unwrap();
+    raw.set_ring(raw.offsets.frame_len, 63);
+    let mut subscriber = channel.subscriber().unwrap();
+    let what = corrupt_what(subscriber.try_recv().map(|m| m.is_some()));
+    assert!(
+        what.contains("declaring 63 bytes, but this channel's messages are exactly 64"),
+        "{what}"
+    );
+}
+
+#[test]
+fn cursor_outside_the_ring_is_an_error_for_the_publisher() {
+    let name = unique_name("hostile-cursor");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(4096)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let cursor = raw.cursor(0, 1, 0);
+    for value in [1u64 << 40, u64::MAX - 7] {
+        raw.set_control(cursor, value);
+        let what = corrupt_what(channel.publisher().map(|_| ()));
+        assert!(what.contains(&format!("cursor in ring 0 is {value}")), "{what}");
+    }
+    // A position that went backwards, more than a ring behind the publisher.
+    raw.set_control(cursor, 0);
+    let mut publisher = channel.publisher().unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    for seq in 0..200 {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+        assert!(subscriber.try_recv().unwrap().is_some());
+    }
+    drop(subscriber);
+    raw.set_control(cursor, 0);
+    let mut refused = None;
+    for seq in 0..100 {
+        if let Err(e) = publisher.offer(&Sample::new(0, seq)) {
+            refused = Some(e);
+            break;
+        }
+    }
+    let what = corrupt_what(Err::<(), _>(refused.expect("the publisher noticed the cursor")));
+    assert!(what.contains("cursor in ring 0 is 0"), "{what}");
+}
+
+#[test]
+fn misaligned_cursor_is_an_error_for_the_subscriber() {
+    let name = unique_name("hostile-align");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let cursor = raw.cursor(0, 1, 0);
+    raw.set_control(cursor, 3);
+    let what = corrupt_what(channel.subscriber().map(|_| ()));
+    assert!(what.contains("is 3, which is not a frame-aligned position"), "{what}");
+    raw.set_control(cursor, 0);
+    assert!(
+        channel.subscriber().is_ok(),
+        "the slot was released by the failed attempt"
+    );
+}
+
+#[test]
+fn missing_commit_below_reported_progress_is_an_error_not_a_hang() {
+    let name = unique_name("hostile-stuck");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let mut publisher = channel.publisher().unwrap();
+    publisher.offer(&Sample::new(0, 0)).unwrap();
+    // Overwrite the committed frame's commit word with another lap's key.
+    raw.set_ring(0, 0xA5C3_5A3C_96E1_69F0 ^ (1 << 20));
+    let mut subscriber = channel.subscriber().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let what = loop {
+        match subscriber.try_recv() {
+            Ok(None) => {
+                assert!(Instant::now() < deadline, "the subscriber never noticed");
+                std::thread::sleep(Duration::from_micros(10));
+            }
+            Ok(Some(_)) => panic!("a frame without its commit was delivered"),
+            Err(e) => break corrupt_what(Err::<(), _>(e)),
+        }
+    };
+    assert!(
+        what.contains("reports frames up to position 80, but the frame at 0 is not committed"),
+        "{what}"
+    );
+}
+
+#[test]
+fn ordered_sequence_never_taken_is_an_error() {
+    let name = unique_name("hostile-seq");
+    let channel = OrderedMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    channel.publisher().unwrap().offer(&Sample::new(0, 0)).unwrap();
+    raw.set_ring(raw.offsets.frame_sequence, 1 << 50);
+    let mut subscriber = channel.subscriber().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let what = loop {
+        match subscriber.try_recv() {
+            Ok(None) => {
+                assert!(Instant::now() < deadline, "the subscriber never noticed");
+                std::thread::sleep(Duration::from_micros(10));
+            }
+            Ok(Some(_)) => panic!("a frame with a forged sequence was delivered"),
+            Err(e) => break corrupt_what(Err::<(), _>(e)),
+        }
+    };
+    assert!(
+        what.contains(&format!("carries sequence {} but only 1 were ever taken", 1u64 << 50)),
+        "{what}"
+    );
+}
+
+#[test]
+fn forged_control_block_is_refused_at_connect() {
+    let name = unique_name("hostile-connect");
+    let _owner = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let offsets = raw.offsets;
+    let original = |raw: &Raw, at: usize| u64::from_ne_bytes(raw.control[at..at + 8].try_into().unwrap());
+    let cases: [(usize, u64, &str); 4] = [
+        (
+            offsets.magic,
+            0x1234,
+            "not a salias channel (its first bytes are not the salias magic)",
+        ),
+        (
+            offsets.capacity,
+            3 << 20,
+            "its ring capacity 3145728 is not a power-of-two multiple",
+        ),
+        (offsets.control_len, 1 << 40, "its control block is"),
+        (
+            offsets.producers,
+            original(&raw, offsets.producers) & !0xffff_ffff | 1000,
+            "it declares 1000 publisher slots",
+        ),
+    ];
+    for (at, value, says) in cases {
+        let saved = original(&raw, at);
+        raw.set_control(at, value);
+        let err = FifoMpsc::<Sample>::connect(&name).unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+        raw.set_control(at, saved);
+    }
+    let version_word = original(&raw, offsets.layout_version);
+    raw.set_control(offsets.layout_version, version_word & !0xffff_ffff | 99);
+    assert!(matches!(
+        FifoMpsc::<Sample>::connect(&name),
+        Err(Error::VersionMismatch {
+            found: 99,
+            supported: 1,
+            ..
+        })
+    ));
+    raw.set_control(offsets.layout_version, version_word);
+    assert!(FifoMpsc::<Sample>::connect(&name).is_ok());
+}
+
+fn stop_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("{name}.stop"))
+}
+
+/// Random scribbles over the control block and the rings while a publisher and a
+/// subscriber in separate processes keep going: both must survive, neither may hang.
+#[test]
+fn random_scribbles_never_crash_or_hang() {
+    const TEST: &str = "random_scribbles_never_crash_or_hang";
+    const CALLS: u64 = 50_000_000;
+    match role().as_deref() {
+        Some("subscriber") => {
+            let channel = OrderedMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            let (mut messages, mut errors) = (0u64, 0u64);
+            let mut subscriber = channel.subscriber().ok();
+            let stop = stop_file(&arg::<String>("NAME"));
+            for call in 0..CALLS {
+                if call % 1024 == 0 && stop.exists() {
+                    break;
+                }
+                let Some(subscriber) = subscriber.as_mut() else {
+                    // A scribbled cursor can make attaching fail; keep trying.
+                    subscriber = channel.subscriber().ok();
+                    errors += 1;
+                    continue;
+                };
+                let outcome = if call % 2 == 0 {
+                    subscriber
+                        .poll(64, |_, sample| {
+                            std::hint::black_box(sample.words[5]);
+                        })
+                        .map(|n| n as u64)
+                } else {
+                    subscriber.try_recv().map(|m| {
+                        m.map_or(0, |m| {
+                            std::hint::black_box(m.seq);
+                            1
+                        })
+                    })
+                };
+                match outcome {
+                    Ok(n) => messages += n,
+                    Err(Error::Corrupt { .. }) => errors += 1,
+                    Err(e) => panic!("unexpected error kind: {e}"),
+                }
+            }
+            report(format!("subscriber messages {messages} errors {errors}"));
+        }
+        Some("publisher") => {
+            let channel = OrderedMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            let (mut sent, mut errors, mut seq) = (0u64, 0u64, 0u64);
+            let mut publisher = channel.publisher().ok();
+            let stop = stop_file(&arg::<String>("NAME"));
+            for call in 0..CALLS {
+                if call % 1024 == 0 && stop.exists() {
+                    break;
+                }
+                let Some(p) = publisher.as_mut() else {
+                    // A scribbled cursor can make claiming a slot fail; keep trying.
+                    publisher = channel.publisher().ok();
+                    errors += 1;
+                    continue;
+                };
+                match p.offer(&Sample::new(0, seq)) {
+                    Ok(()) => sent += 1,
+                    Err(Error::Backpressured) => {}
+                    Err(Error::Corrupt { .. }) => errors += 1,
+                    Err(e) => panic!("unexpected error kind: {e}"),
+                }
+                seq += 1;
+            }
+            report(format!("publisher sent {sent} errors {errors}"));
+        }
+        _ => {
+            let name = unique_name("hostile-random");
+            let capacity = 16 * 1024;
+            let _channel = OrderedMpsc::<Sample>::create(&Config::new(&name).capacity(capacity)).unwrap();
+            let mut raw = Raw::open(&name, 1, 1);
+            let args = vec![("NAME", name.clone())];
+            let children = vec![
+                ("subscriber", spawn(TEST, "subscriber", &args)),
+                ("publisher", spawn(TEST, "publisher", &args)),
+            ];
+            let mut mix = SplitMix(99);
+            let targets = [
+                raw.cursor(0, 1, 0),
+                raw.progress_tail(0),
+                raw.offsets.producer_slot + raw.offsets.progress_pending,
+                raw.offsets.sequence,
+            ];
+            let mut scribbles = 0u64;
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_millis(1500) {
+                let value = match mix.next() % 4 {
+                    0 => mix.next(),
+                    1 => mix.next() % (4 * capacity as u64),
+                    2 => u64::MAX - mix.next() % 16,
+                    _ => 0,
+                };
+                if mix.next() % 2 == 0 {
+                    // The sequence counter and pending marker only in the last third: a
+                    // forged counter (rightly) stops all ordered delivery.
+                    let usable = if started.elapsed() < Duration::from_millis(1000) {
+                        2
+                    } else {
+                        targets.len()
+                    };
+                    let at = targets[(mix.next() % usable as u64) as usize];
+                    raw.set_control(at, value);
+                } else {
+                    let at = (mix.next() % (capacity as u64 / 8)) as usize * 8;
+                    raw.set_ring(at, value);
+                }
+                scribbles += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            std::fs::write(stop_file(&name), b"").unwrap();
+            let reports = wait_all(children, Duration::from_secs(120));
+            let _ = std::fs::remove_file(stop_file(&name));
+            eprintln!("{scribbles} scribbles; {}; {}", reports[0][0], reports[1][0]);
+        }
+    }
+}
