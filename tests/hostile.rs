@@ -345,7 +345,7 @@ fn random_scribbles_never_crash_or_hang() {
                     2 => u64::MAX - mix.next() % 16,
                     _ => 0,
                 };
-                if mix.next() % 2 == 0 {
+                if mix.next().is_multiple_of(2) {
                     // The sequence counter and pending marker only in the last third: a
                     // forged counter (rightly) stops all ordered delivery.
                     let usable = if started.elapsed() < Duration::from_millis(1000) {
