@@ -98,6 +98,11 @@ pub mod __private {
 
     pub const fn assert_field<F: MessageField + ?Sized>() {}
 
+    /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
+    pub fn set_connect_init_wait(wait: std::time::Duration) {
+        crate::shared::set_init_wait(wait);
+    }
+
     /// The shared-memory object names behind a channel name: control block, rings. For
     /// tests and tools that inspect or forge the raw objects.
     pub fn shm_object_names(name: &str) -> [String; 2] {

@@ -21,8 +21,14 @@ use crate::layout::{
 use crate::message::{Fingerprint, round_up};
 use crate::platform::{self, Identity, MagicRing, ObjectNames, RingOptions};
 
-/// How long `connect` waits for an owner that is still initialising the channel.
-const INIT_WAIT: Duration = Duration::from_secs(2);
+/// How long `connect` waits for an owner that is still initialising the channel, in ms.
+static INIT_WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2_000);
+
+/// Shortens the wait for fuzzing, where every forged "initialising" channel would
+/// otherwise cost two seconds.
+pub(crate) fn set_init_wait(wait: Duration) {
+    INIT_WAIT_MS.store(wait.as_millis() as u64, Ordering::Relaxed);
+}
 
 /// What a handle's type says the channel must be; built from the generic parameters.
 #[derive(Clone, Copy, Debug)]
@@ -329,7 +335,7 @@ enum Found {
 
 /// Reads a control object's header, waiting a bounded time for an owner still creating it.
 fn inspect(fd: &OwnedFd, name: &str) -> Result<Found> {
-    let deadline = Instant::now() + INIT_WAIT;
+    let deadline = Instant::now() + Duration::from_millis(INIT_WAIT_MS.load(Ordering::Relaxed));
     loop {
         let len = platform::object_len(fd.as_fd()).map_err(|e| shm_error("fstat", name, e))? as usize;
         let mut owner = SLOT_FREE;
@@ -679,15 +685,20 @@ fn check_numa_node(_node: u32) -> Result<()> {
     })
 }
 
-/// Opens an existing channel and checks that it is what `kind` expects.
-pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
+/// Opens an existing channel's control object by name.
+fn open_control(name: &str) -> Result<(ObjectNames, OwnedFd)> {
     validate_name(name)?;
     let names = ObjectNames::of(name);
-    let fd = match platform::shm_open(&names.control) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Err(Error::NotFound { name: name.to_owned() }),
-        Err(e) => return Err(shm_error("shm_open", name, e)),
-    };
+    match platform::shm_open(&names.control) {
+        Ok(fd) => Ok((names, fd)),
+        Err(Errno::NOENT) => Err(Error::NotFound { name: name.to_owned() }),
+        Err(e) => Err(shm_error("shm_open", name, e)),
+    }
+}
+
+/// Opens an existing channel and checks that it is what `kind` expects.
+pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
+    let (names, fd) = open_control(name)?;
     let (control, info, owner) = match inspect(&fd, name)? {
         Found::Ready(control, info, owner) => (control, info, owner),
         Found::Foreign(reason) => {
@@ -900,13 +911,7 @@ fn validate_info(name: &str, info: &ChannelInfo, kind: Kind, object_len: usize) 
 /// Removes the channel's names whatever its state. Processes that have it mapped keep
 /// working; new `connect`s fail with `NotFound`.
 pub(crate) fn remove(name: &str) -> Result<()> {
-    validate_name(name)?;
-    let names = ObjectNames::of(name);
-    match platform::shm_open(&names.control) {
-        Ok(_) => {}
-        Err(Errno::NOENT) => return Err(Error::NotFound { name: name.to_owned() }),
-        Err(e) => return Err(shm_error("shm_open", name, e)),
-    }
+    let (names, _) = open_control(name)?;
     remove_by_names(name, &names);
     Ok(())
 }
@@ -914,13 +919,7 @@ pub(crate) fn remove(name: &str) -> Result<()> {
 /// Removes the channel only if its owner died without removing it (or died while creating
 /// it). Returns whether it was removed.
 pub(crate) fn remove_stale(name: &str) -> Result<bool> {
-    validate_name(name)?;
-    let names = ObjectNames::of(name);
-    let fd = match platform::shm_open(&names.control) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Err(Error::NotFound { name: name.to_owned() }),
-        Err(e) => return Err(shm_error("shm_open", name, e)),
-    };
+    let (names, fd) = open_control(name)?;
     match classify(&fd, name)? {
         Existing::Stale | Existing::Abandoned => {
             remove_by_names(name, &names);

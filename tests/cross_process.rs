@@ -8,7 +8,7 @@ use std::time::Duration;
 use salias::{
     Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered, RawFifoMpsc,
 };
-use support::{Checker, Sample, SplitMix, arg, report, role, spawn, unique_name, wait_all};
+use support::{Checker, Sample, SplitMix, arg, report, role, send_batch, spawn, unique_name, wait_all};
 
 const WATCHDOG: Duration = Duration::from_secs(300);
 
@@ -46,14 +46,7 @@ fn cross_process_two_publishers_one_subscriber() {
                         batch.clear();
                         let end = (seq + 16).min(PER_PUBLISHER);
                         batch.extend((seq..end).map(|s| Sample::new(producer, s)));
-                        let mut sent = 0;
-                        while sent < batch.len() {
-                            match publisher.offer_batch(&batch[sent..]) {
-                                Ok(n) => sent += n,
-                                Err(Error::Backpressured) => std::thread::yield_now(),
-                                Err(e) => panic!("{e}"),
-                            }
-                        }
+                        send_batch(&mut publisher, &batch);
                         seq = end;
                     }
                 }
@@ -470,14 +463,7 @@ fn publish_kind<M: Mode, K: salias::Topology>(name: &str, producer: u64) {
             batch.clear();
             let end = (seq + 8).min(KIND_PER_PUBLISHER);
             batch.extend((seq..end).map(|s| Sample::new(producer, s)));
-            let mut sent = 0;
-            while sent < batch.len() {
-                match publisher.offer_batch(&batch[sent..]) {
-                    Ok(n) => sent += n,
-                    Err(Error::Backpressured) => std::thread::yield_now(),
-                    Err(e) => panic!("{e}"),
-                }
-            }
+            send_batch(&mut publisher, &batch);
             seq = end;
         }
     }

@@ -67,6 +67,22 @@ fn corrupt_what(result: Result<impl std::fmt::Debug, Error>) -> String {
     }
 }
 
+/// Polls until the subscriber reports corruption; a delivered message or ten seconds of
+/// silence fail the test.
+fn until_corrupt<M: salias::Mode, K: salias::Topology>(subscriber: &mut salias::Subscriber<Sample, M, K>) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match subscriber.try_recv() {
+            Ok(None) => {
+                assert!(Instant::now() < deadline, "the subscriber never noticed");
+                std::thread::sleep(Duration::from_micros(10));
+            }
+            Ok(Some(_)) => panic!("a damaged frame was delivered"),
+            Err(e) => return corrupt_what(Err::<(), _>(e)),
+        }
+    }
+}
+
 #[test]
 fn frame_length_past_the_ring_is_an_error() {
     let name = unique_name("hostile-len");
@@ -158,17 +174,7 @@ fn missing_commit_below_reported_progress_is_an_error_not_a_hang() {
     // Overwrite the committed frame's commit word with another lap's key.
     raw.set_ring(0, 0xA5C3_5A3C_96E1_69F0 ^ (1 << 20));
     let mut subscriber = channel.subscriber().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let what = loop {
-        match subscriber.try_recv() {
-            Ok(None) => {
-                assert!(Instant::now() < deadline, "the subscriber never noticed");
-                std::thread::sleep(Duration::from_micros(10));
-            }
-            Ok(Some(_)) => panic!("a frame without its commit was delivered"),
-            Err(e) => break corrupt_what(Err::<(), _>(e)),
-        }
-    };
+    let what = until_corrupt(&mut subscriber);
     assert!(
         what.contains("reports frames up to position 80, but the frame at 0 is not committed"),
         "{what}"
@@ -183,17 +189,7 @@ fn ordered_sequence_never_taken_is_an_error() {
     channel.publisher().unwrap().offer(&Sample::new(0, 0)).unwrap();
     raw.set_ring(raw.offsets.frame_sequence, 1 << 50);
     let mut subscriber = channel.subscriber().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let what = loop {
-        match subscriber.try_recv() {
-            Ok(None) => {
-                assert!(Instant::now() < deadline, "the subscriber never noticed");
-                std::thread::sleep(Duration::from_micros(10));
-            }
-            Ok(Some(_)) => panic!("a frame with a forged sequence was delivered"),
-            Err(e) => break corrupt_what(Err::<(), _>(e)),
-        }
-    };
+    let what = until_corrupt(&mut subscriber);
     assert!(
         what.contains(&format!("carries sequence {} but only 1 were ever taken", 1u64 << 50)),
         "{what}"

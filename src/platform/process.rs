@@ -47,7 +47,9 @@ pub(crate) fn token_alive(token: u64) -> bool {
 /// Whether the process recorded as `pid` with the low 32 bits `start_low` of its start
 /// time still runs.
 pub(crate) fn is_alive(pid: u32, start_low: u64) -> bool {
-    let Some(raw) = Pid::from_raw(pid as i32) else {
+    // Slot words come from shared memory: a pid that no process can have is not alive
+    // (and rustix rejects negative pids with a panic).
+    let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
         return false;
     };
     // EPERM also means it exists (it belongs to another user).
@@ -125,7 +127,11 @@ fn unsafe_zeroed() -> libc::proc_bsdinfo {
 
 #[cfg(target_os = "macos")]
 fn is_zombie(pid: u32) -> bool {
-    start_time(pid).is_none() && test_kill_process(Pid::from_raw(pid as i32).unwrap()).is_err()
+    start_time(pid).is_none()
+        && i32::try_from(pid)
+            .ok()
+            .and_then(Pid::from_raw)
+            .is_none_or(|raw| test_kill_process(raw).is_err())
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -154,6 +160,14 @@ mod tests {
             }
             .token()
         ));
+    }
+
+    #[test]
+    fn impossible_pids_are_dead_not_a_panic() {
+        for pid in [0, i32::MAX as u32 + 1, u32::MAX] {
+            assert!(!is_alive(pid, 0));
+            assert!(!token_alive((pid as u64) << 32 | 1));
+        }
     }
 
     #[test]

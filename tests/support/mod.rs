@@ -177,6 +177,21 @@ impl Checker {
     }
 }
 
+/// Publishes every message of `batch` with `offer_batch`, retrying while backpressured.
+pub fn send_batch<M: salias::Mode, K: salias::Topology>(
+    publisher: &mut salias::Publisher<Sample, M, K>,
+    batch: &[Sample],
+) {
+    let mut sent = 0;
+    while sent < batch.len() {
+        match publisher.offer_batch(&batch[sent..]) {
+            Ok(n) => sent += n,
+            Err(salias::Error::Backpressured) => std::thread::yield_now(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
 /// Prints a line the parent collects with `wait_all`.
 pub fn report(line: impl std::fmt::Display) {
     println!("REPORT {line}");
