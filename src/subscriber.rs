@@ -450,6 +450,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if M::ORDERED {
             self.next_sequence = next.sequence + 1;
             self.gap_before = 0;
+            if !K::FANOUT {
+                // Per message, to a line only a successor reads: if this process dies, the
+                // next subscriber passes over everything handled so far, even though the
+                // cursors are saved only now and then.
+                self.resume_point().store(self.next_sequence, Ordering::Relaxed);
+            }
         }
         self.move_head(next.ring, next.len);
     }
@@ -470,9 +476,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline(always)]
     fn save_resume_point(&self) {
         if M::ORDERED && !K::FANOUT {
-            let slot = self.shared.subscriber_slot(self.slot);
-            slot.next_sequence.store(self.next_sequence, Ordering::Release);
+            self.resume_point().store(self.next_sequence, Ordering::Release);
         }
+    }
+
+    #[inline(always)]
+    fn resume_point(&self) -> &AtomicU64 {
+        &self.shared.subscriber_slot(self.slot).next_sequence
     }
 
     #[inline(always)]
