@@ -100,12 +100,6 @@ impl Fingerprint {
         }
     }
 
-    /// Builds the fingerprint of a `bytemuck::Pod` type from its name and layout alone.
-    #[doc(hidden)]
-    pub const fn of_pod(name: &'static str, size: usize, align: usize, schema_version: u32) -> Fingerprint {
-        Fingerprint::of_fields(name, size, align, &[], schema_version)
-    }
-
     /// The fingerprint of a raw byte channel.
     pub const BYTES: Fingerprint = Fingerprint {
         name: "bytes",

@@ -246,3 +246,39 @@ fn abandoned_ordered_claim_leaves_no_gap() {
     subscriber.poll(10, |info, _| sequences.push(info.sequence())).unwrap();
     assert_eq!(sequences, [0, 1]);
 }
+
+/// A type that already derives bytemuck's `Pod` opts into the simpler check.
+#[derive(bytemuck::Pod, bytemuck::Zeroable, SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+#[salias(pod, name = "PodTick", version = 3)]
+struct PodTick {
+    value: u64,
+    weight: f64,
+}
+
+#[test]
+fn bytemuck_pod_messages_round_trip_and_keep_their_identity() {
+    use salias::Message;
+    let fingerprint = PodTick::FINGERPRINT;
+    assert_eq!(
+        (fingerprint.name, fingerprint.size, fingerprint.schema_version),
+        ("PodTick", 16, 3)
+    );
+    let name = unique_name("pod");
+    let channel = FifoMpsc::<PodTick>::create(&Config::new(&name)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    channel
+        .publisher()
+        .unwrap()
+        .offer(&PodTick { value: 7, weight: 0.5 })
+        .unwrap();
+    assert_eq!(
+        *subscriber.try_recv().unwrap().unwrap(),
+        PodTick { value: 7, weight: 0.5 }
+    );
+    // Same layout, other type: still refused.
+    assert!(matches!(
+        FifoMpsc::<Tick>::connect(&name),
+        Err(Error::TypeMismatch { .. })
+    ));
+}
