@@ -86,8 +86,8 @@ impl Shared {
 
     pub(crate) fn header(&self) -> &Header {
         // SAFETY: the control mapping is at least `layout.len` bytes (checked against the
-        // object size), page aligned, and `Header` sits at offset 0. Fields other than the
-        // atomics are only read through `read_info`.
+        // object size), page aligned, and `Header` sits at offset 0. Its plain fields are
+        // never read through this reference, only from the validated copy `inspect` made.
         unsafe { &*(self.base() as *const Header) }
     }
 

@@ -597,7 +597,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 }
 
-impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The next message, if one is committed, as a view into the ring; `Ok(None)` when
     /// there is none. The message is released when the view is dropped.
     #[inline]
@@ -616,7 +616,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         let next = self.wait_next(Some(timeout))?;
         Ok(Received::new(self, next))
     }
+}
 
+impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Hands up to `max` committed messages to `handle`, with where each came from, and
     /// releases them; returns how many. Never waits.
     #[inline]
@@ -636,25 +638,6 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
 }
 
 impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
-    /// The next message, if one is committed, as a view into the ring; `Ok(None)` when
-    /// there is none. The message is released when the view is dropped.
-    #[inline]
-    pub fn try_recv(&mut self) -> Result<Option<ReceivedBytes<'_, M, K>>> {
-        Ok(self.next()?.map(|next| ReceivedBytes::new(self, next)))
-    }
-
-    /// Waits for the next message using the wait strategy.
-    pub fn recv(&mut self) -> Result<ReceivedBytes<'_, M, K>> {
-        let next = self.wait_next(None)?;
-        Ok(ReceivedBytes::new(self, next))
-    }
-
-    /// Like [`recv`](Self::recv), giving up with [`Error::TimedOut`] after `timeout`.
-    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<ReceivedBytes<'_, M, K>> {
-        let next = self.wait_next(Some(timeout))?;
-        Ok(ReceivedBytes::new(self, next))
-    }
-
     /// Hands up to `max` committed messages to `handle`, with where each came from, and
     /// releases them; returns how many. Never waits.
     #[inline]

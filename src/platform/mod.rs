@@ -195,11 +195,6 @@ impl MagicRing {
     pub(crate) fn base(&self) -> *mut u8 {
         self.base.as_ptr()
     }
-
-    #[allow(dead_code)] // used by monitors and tests
-    pub(crate) fn capacity(&self) -> usize {
-        self.capacity
-    }
 }
 
 impl Drop for MagicRing {
