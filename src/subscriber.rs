@@ -101,6 +101,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     misses: u32,
     last_health_check: Option<Instant>,
     wake: ShmPtr<WakeWord>,
+    /// This slot's saved resume sequence (ordered Mpsc).
+    resume: ShmPtr<AtomicU64>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     _marker: KindMarker<T, M, K>,
@@ -117,9 +119,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 (0..shared.subscribers as usize).map(|s| &*shared.subscriber_slot(s).holder),
             )?,
         };
-        // SAFETY: the wake word lives in the control mapping, which `shared` keeps alive as
-        // long as this subscriber.
-        let wake = unsafe { ShmPtr::new(&*shared.hot().wake) };
+        // SAFETY: the wake word and this slot's resume word live in the control mapping,
+        // which `shared` keeps alive as long as this subscriber.
+        let (wake, resume) = unsafe {
+            (
+                ShmPtr::new(&*shared.hot().wake),
+                ShmPtr::new(&*shared.subscriber_slot(slot).next_sequence),
+            )
+        };
         let mut subscriber = Subscriber {
             slot,
             readers: Box::default(),
@@ -137,6 +144,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             misses: 0,
             last_health_check: None,
             wake,
+            resume,
             strategy: Some(Box::new(Adaptive::default())),
             _marker: KindMarker::default(),
             shared,
@@ -482,7 +490,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     #[inline(always)]
     fn resume_point(&self) -> &AtomicU64 {
-        &self.shared.subscriber_slot(self.slot).next_sequence
+        self.resume.get()
     }
 
     #[inline(always)]
