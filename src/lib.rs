@@ -57,6 +57,8 @@ mod kind;
 mod layout;
 mod message;
 mod platform;
+#[doc(hidden)]
+pub mod protocol;
 mod publisher;
 mod shared;
 mod subscriber;

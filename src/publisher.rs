@@ -8,7 +8,7 @@
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often a backpressured fanout publisher checks whether a dead subscriber holds it.
@@ -16,11 +16,9 @@ const REAP_INTERVAL: Duration = Duration::from_millis(1);
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{
-    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, PENDING_NONE, PENDING_TAKING, Progress, SLOT_FREE,
-    ShmPtr, SingleUser, WakeWord,
-};
+use crate::layout::{FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
+use crate::protocol;
 use crate::shared::Shared;
 use crate::wait::{self, Adaptive, WaitStrategy, Waiter};
 
@@ -106,8 +104,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let progress = publisher.progress.get();
         // A previous holder that died may have left numbers pending; they are lost, and
         // this holder takes only fresh ones.
-        progress.pending.store(PENDING_NONE, Ordering::Release);
-        progress.tail.store(tail, Ordering::Release);
+        protocol::clear_pending(&progress.pending);
+        protocol::report_tail(&progress.tail, tail);
         publisher.published = progress.published.load(Ordering::Relaxed);
         publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
         // On failure `publisher` drops, which frees the slot.
@@ -138,33 +136,21 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Recomputes the write limit from the subscribers' cursors: the slowest subscriber
     /// still holding a slot bounds how far this publisher may write.
     fn refresh_limit(&mut self) -> Result<()> {
-        // SYNC POINT subscriber-join (publisher side): our last progress store is ordered
-        // before the cursor loads below. A joining fanout subscriber stores its cursor,
-        // fences, then reads our progress; so either we see its cursor here, or it sees a
-        // position at or past everything this refresh lets us overwrite.
-        fence(Ordering::SeqCst);
-        let mut slowest = self.tail;
-        for subscriber in 0..self.shared.subscribers as usize {
-            // SYNC POINT ring-release (Acquire side): the subscriber stored its cursor with
-            // Release after reading everything before it, so we may overwrite that.
-            let cursor = self.shared.cursor(subscriber, self.slot).load(Ordering::Acquire);
-            if K::FANOUT && cursor == CURSOR_IDLE {
-                continue;
-            }
-            if cursor > self.tail || self.tail - cursor > self.mask + 1 {
-                return Err(Error::corrupt(
-                    &self.shared.name,
+        let shared = &*self.shared;
+        let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
+        self.limit = protocol::write_limit(self.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
+            |protocol::BadCursor { subscriber, cursor }| {
+                Error::corrupt(
+                    &shared.name,
                     format!(
                         "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
                         self.slot,
                         self.mask + 1,
                         self.tail
                     ),
-                ));
-            }
-            slowest = slowest.min(cursor);
-        }
-        self.limit = slowest + self.window;
+                )
+            },
+        )?;
         Ok(())
     }
 
@@ -225,14 +211,14 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             return 0;
         }
         let progress = self.progress.get();
-        // SYNC POINT sequence-taken (publisher side): TAKING is stored before the
-        // fetch_add, which is Release, so a subscriber that sees the incremented global
-        // sequence (Acquire) also sees that this publisher holds or is taking numbers.
-        progress.pending.store(PENDING_TAKING, Ordering::Relaxed);
-        let first = self.sequence.get().fetch_add(count, Ordering::AcqRel);
-        progress.pending_count.store(count, Ordering::Relaxed);
-        progress.pending.store(first, Ordering::Release);
-        first
+        protocol::take_sequence(
+            &protocol::SequenceWords {
+                sequence: self.sequence.get(),
+                pending: &progress.pending,
+                pending_count: &progress.pending_count,
+            },
+            count,
+        )
     }
 
     /// Writes the frame header at `at` and commits the frame; the payload is already in
@@ -247,9 +233,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             if M::ORDERED {
                 at.add(FRAME_SEQ_OFFSET).cast::<u64>().write(sequence);
             }
-            // SYNC POINT frame-commit (Release side): header and payload become visible to
-            // a subscriber that loads this word with Acquire and finds `pos ^ COMMIT_KEY`.
-            (*at.cast::<AtomicU64>()).store(pos ^ COMMIT_KEY, Ordering::Release);
+            // The commit word is the frame's first 8 bytes, 8-aligned.
+            protocol::commit_frame(&*at.cast::<AtomicU64>(), pos);
         }
         self.tail = pos + Frame::<T, M>::len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
@@ -262,9 +247,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let progress = self.progress.get();
         if M::ORDERED {
             // Every number taken is committed: nothing pending any more.
-            progress.pending.store(PENDING_NONE, Ordering::Release);
+            protocol::clear_pending(&progress.pending);
         }
-        progress.tail.store(self.tail, Ordering::Release);
+        protocol::report_tail(&progress.tail, self.tail);
         progress.published.store(self.published, Ordering::Relaxed);
         wait::wake_subscribers(self.wake.get());
     }

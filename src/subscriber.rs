@@ -13,17 +13,15 @@
 use std::cell::Cell;
 use std::ops::Deref;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{
-    COMMIT_KEY, CURSOR_IDLE, FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, MAX_POSITION, PENDING_NONE, PENDING_TAKING, SLOT_FREE,
-    ShmPtr, WakeWord,
-};
+use crate::layout::{FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, MAX_POSITION, SLOT_FREE, ShmPtr, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
 use crate::platform;
+use crate::protocol::{self, Head};
 use crate::shared::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
 
@@ -160,20 +158,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = shared.producers as usize;
         let mut heads = Vec::with_capacity(rings);
         if K::FANOUT {
-            // SYNC POINT subscriber-join (subscriber side): publish a starting cursor, fence,
-            // then re-read each publisher's progress. A publisher whose limit refresh missed
-            // our cursor refreshed before our fence, so the position we re-read is at or
-            // past everything that refresh let it overwrite: starting there is safe.
-            for ring in 0..rings {
-                let tail = shared.producer_slot(ring).progress.tail.load(Ordering::Acquire);
-                shared.cursor(self.slot, ring).store(tail, Ordering::Release);
-            }
-            fence(Ordering::SeqCst);
-            for ring in 0..rings {
-                let tail = shared.producer_slot(ring).progress.tail.load(Ordering::Acquire);
-                shared.cursor(self.slot, ring).store(tail, Ordering::Release);
-                heads.push(tail);
-            }
+            protocol::join(
+                rings,
+                |ring| &shared.producer_slot(ring).progress.tail,
+                |ring| &**shared.cursor(self.slot, ring),
+                |_, head| heads.push(head),
+            );
             // Every message numbered from here on lies past the heads just chosen (its
             // publisher had not reported it yet); lower numbers still in the rings were
             // sent before we joined and are passed over.
@@ -230,22 +220,19 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.strategy = Some(Box::new(strategy));
     }
 
-    /// Length and sequence of the committed frame at the head of ring `ring`, if any.
+    /// The committed frame at the head of ring `ring`, if any.
     #[inline(always)]
-    fn peek(&self, ring: usize) -> Result<Option<(usize, u64)>> {
+    fn peek(&self, ring: usize) -> Result<Option<Head>> {
         let reader = &self.readers[ring];
         // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the commit word is
         // inside the first view and aligned for AtomicU64.
         let at = unsafe { reader.base.as_ptr().add((reader.head & self.mask) as usize) };
-        // SYNC POINT frame-commit (Acquire side): the header and payload written before
-        // the publisher's Release store are visible once we see our position's key.
         // SAFETY: see above.
-        let commit = unsafe { &*at.cast::<AtomicU64>() }.load(Ordering::Acquire);
-        if commit != reader.head ^ COMMIT_KEY {
+        if !protocol::is_committed(unsafe { &*at.cast::<AtomicU64>() }, reader.head) {
             return Ok(None);
         }
         // SAFETY: the length and sequence fields are inside the frame header, inside the
-        // double view.
+        // double view; the commit made them visible.
         let (len, sequence) = unsafe {
             (
                 at.add(FRAME_LEN_OFFSET).cast::<u32>().read_volatile() as usize,
@@ -273,7 +260,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 ),
             ));
         }
-        Ok(Some((len, sequence)))
+        Ok(Some(Head { len, sequence }))
     }
 
     /// FIFO: keep draining the current ring for up to `BURST` frames, then go round.
@@ -281,7 +268,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     fn find_fifo(&self) -> Result<Option<Next>> {
         let current = self.current.get();
         if self.burst.get() < BURST
-            && let Some((len, _)) = self.peek(current)?
+            && let Some(Head { len, .. }) = self.peek(current)?
         {
             self.burst.set(self.burst.get() + 1);
             return Ok(Some(Next {
@@ -294,7 +281,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = self.readers.len();
         for step in 1..=rings {
             let ring = (current + step) % rings;
-            if let Some((len, _)) = self.peek(ring)? {
+            if let Some(Head { len, .. }) = self.peek(ring)? {
                 self.current.set(ring);
                 self.burst.set(1);
                 return Ok(Some(Next {
@@ -309,36 +296,20 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     /// Ordered: the frame numbered `next_sequence`, looking first at the ring that
-    /// delivered last. Frames numbered lower were sent before this subscriber joined and
-    /// are passed over.
+    /// delivered last.
     #[inline]
     fn find_ordered(&mut self) -> Result<Option<Next>> {
-        let rings = self.readers.len();
-        let current = self.current.get();
-        let mut step = 0;
-        let mut skips = 0;
-        while step < rings {
-            let ring = (current + step) % rings;
-            match self.peek(ring)? {
-                Some((len, sequence)) if sequence == self.next_sequence => {
-                    self.current.set(ring);
-                    return Ok(Some(Next {
-                        ring,
-                        len,
-                        sequence,
-                        gap_before: self.gap_before,
-                    }));
-                }
-                Some((len, sequence)) if sequence < self.next_sequence && skips < MAX_SKIPS_PER_SEARCH => {
-                    self.skip(ring, len);
-                    skips += 1;
-                    // Look at this ring's next frame before moving on.
-                    continue;
-                }
-                _ => step += 1,
-            }
-        }
-        Ok(None)
+        let (rings, current, wanted) = (self.readers.len(), self.current.get(), self.next_sequence);
+        let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
+            return Ok(None);
+        };
+        self.current.set(ring);
+        Ok(Some(Next {
+            ring,
+            len: head.len,
+            sequence: head.sequence,
+            gap_before: self.gap_before,
+        }))
     }
 
     /// Called while nothing arrives: in Ordered mode, declares lost the numbers that
@@ -349,9 +320,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     fn check_health(&mut self) -> Result<bool> {
         let shared = &*self.shared;
         for (ring, reader) in self.readers.iter().enumerate() {
-            let reported = shared.producer_slot(ring).progress.tail.load(Ordering::Acquire);
+            let reported = protocol::reported_tail(&shared.producer_slot(ring).progress.tail);
             if reported > reader.head && self.peek(ring)?.is_none() {
-                // The publisher stores its progress only after committing: a frame missing
+                // The publisher reports progress only after committing: a frame missing
                 // below it was overwritten or never properly written.
                 return Err(Error::corrupt(
                     &shared.name,
@@ -366,60 +337,19 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             return Ok(false);
         }
         let wanted = self.next_sequence;
-        // SYNC POINT sequence-taken (subscriber side): everything a publisher stored
-        // before taking numbers below `taken` is visible.
-        let taken = shared.hot().sequence.load(Ordering::Acquire);
-        if taken <= wanted {
-            return Ok(false); // nobody has taken `wanted` yet: idle, not stuck
-        }
-        if taken >= MAX_POSITION {
-            return Err(Error::corrupt(
-                &shared.name,
-                format!("the global sequence counter reads {taken}, out of range"),
-            ));
-        }
-        // The gap ends at the first number that still exists somewhere: at a ring head,
-        // pending in a live publisher, or not taken yet.
-        let mut end = taken;
-        for ring in 0..self.readers.len() {
+        let publisher = |ring| {
             let slot = shared.producer_slot(ring);
             let token = slot.holder.token.load(Ordering::Acquire);
-            let alive = token != SLOT_FREE && platform::token_alive(token);
-            // The pending marker first, the ring head after: a publisher clears its marker
-            // (Release) only after committing, so a number it committed before we read the
-            // marker is visible at its head below.
-            let pending = slot.progress.pending.load(Ordering::Acquire);
-            let count = slot.progress.pending_count.load(Ordering::Acquire);
-            if alive {
-                match pending {
-                    PENDING_NONE => {}
-                    // Mid-fetch_add: it may be taking `wanted` right now. Look again later.
-                    PENDING_TAKING => return Ok(false),
-                    first if first <= wanted && wanted < first.saturating_add(count) => return Ok(false),
-                    first if first > wanted => end = end.min(first),
-                    _ => {}
-                }
+            protocol::PublisherView {
+                alive: token != SLOT_FREE && platform::token_alive(token),
+                pending: &slot.progress.pending,
+                pending_count: &slot.progress.pending_count,
             }
-            // A dead or departed publisher commits nothing more; what it committed counts.
-            if let Some((_, sequence)) = self.peek(ring)? {
-                // Re-read the counter: a number committed after our first read was taken
-                // before its commit, so the fresh value covers every honest frame.
-                let taken_now = shared.hot().sequence.load(Ordering::Acquire);
-                if sequence >= taken_now {
-                    return Err(Error::corrupt(
-                        &shared.name,
-                        format!(
-                            "ring {ring} has a frame at position {} that carries sequence {sequence} but only {taken_now} were ever taken",
-                            self.readers[ring].head
-                        ),
-                    ));
-                }
-                end = end.min(sequence);
-            }
-        }
-        if end <= wanted {
+        };
+        let sequence = &*shared.hot().sequence;
+        let Some(end) = protocol::find_gap(&shared.name, wanted, sequence, self, self.readers.len(), publisher)? else {
             return Ok(false);
-        }
+        };
         self.gaps.events += 1;
         self.gaps.missing = self.gaps.missing.saturating_add(end - wanted);
         self.gaps.last = Some(wanted..end);
@@ -495,9 +425,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     #[inline(always)]
     fn store_cursor(reader: &mut Reader) {
-        // SYNC POINT ring-release (Release side): our reads of everything before `head`
-        // happen before a publisher that loads this cursor overwrites it.
-        reader.cursor.get().store(reader.head, Ordering::Release);
+        protocol::release(reader.cursor.get(), reader.head);
         reader.released = reader.head;
     }
 
@@ -666,14 +594,23 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     }
 }
 
+impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, K> {
+    #[inline(always)]
+    fn head(&self, ring: usize) -> Result<Option<Head>> {
+        self.peek(ring)
+    }
+
+    fn pass_over(&mut self, ring: usize, len: usize) {
+        self.skip(ring, len);
+    }
+}
+
 impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
     fn drop(&mut self) {
         if K::FANOUT {
             // Stop holding publishers back (every ring, even if joining failed midway).
             for ring in 0..self.shared.producers as usize {
-                self.shared
-                    .cursor(self.slot, ring)
-                    .store(CURSOR_IDLE, Ordering::Release);
+                protocol::leave(&**self.shared.cursor(self.slot, ring));
             }
         } else {
             // Leave everything the next subscriber needs to resume exactly here.

@@ -1,0 +1,479 @@
+//! Loom models of the publish/consume protocol, the fanout write limit and join, and the
+//! ordered merge with gap detection.
+//!
+//! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
+//! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
+//! headers and payloads, so loom reports any interleaving or weak-memory outcome in which
+//! a subscriber reads a frame the publisher is still writing, or a publisher overwrites
+//! one a subscriber has not released. Positions count frames (one slot each) instead of
+//! bytes; the protocol steps and their orderings are the channel's.
+//!
+//! The models have teeth: weakening any one of these makes a model fail (checked by hand
+//! when they were written): the frame commit or the cursor release to Relaxed (loom
+//! reports concurrent access to a frame), either SeqCst fence of the fanout join (a
+//! joining subscriber reads a frame being overwritten), the sequence `fetch_add` or the
+//! pending-cleared store to Relaxed, ignoring a publisher caught mid-`fetch_add`, or not
+//! bounding a gap by the ring heads (a committed number is declared lost).
+//!
+//! Run: `scripts/loom` (it sets `RUSTFLAGS="--cfg loom"` and builds in release mode).
+
+#![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use loom::thread;
+
+use salias::Result;
+use salias::protocol::{self, Head, PublisherView, RingHeads, SequenceWords};
+
+const PENDING_NONE: u64 = u64::MAX;
+const CURSOR_IDLE: u64 = u64::MAX;
+
+/// Runs `model` under loom with at most `preemptions` forced thread switches per
+/// execution (override with `LOOM_MAX_PREEMPTIONS`): without a bound, the spin-waits make
+/// the search space too large to finish.
+fn check_bounded(preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(preemptions);
+    }
+    builder.check(model);
+}
+
+fn check(model: impl Fn() + Sync + Send + 'static) {
+    check_bounded(3, model);
+}
+
+struct Frame {
+    commit: AtomicU64,
+    sequence: UnsafeCell<u64>,
+    payload: UnsafeCell<u64>,
+}
+
+/// One publisher's ring and the words of its producer slot, with a cursor per
+/// subscriber slot.
+struct Ring {
+    frames: Vec<Frame>,
+    tail: AtomicU64,
+    pending: AtomicU64,
+    pending_count: AtomicU64,
+    cursors: Vec<AtomicU64>,
+}
+
+impl Ring {
+    fn new(capacity: usize, subscribers: usize, initial_cursor: u64) -> Ring {
+        Ring {
+            frames: (0..capacity)
+                .map(|_| Frame {
+                    commit: AtomicU64::new(0),
+                    sequence: UnsafeCell::new(0),
+                    payload: UnsafeCell::new(0),
+                })
+                .collect(),
+            tail: AtomicU64::new(0),
+            pending: AtomicU64::new(PENDING_NONE),
+            pending_count: AtomicU64::new(0),
+            cursors: (0..subscribers).map(|_| AtomicU64::new(initial_cursor)).collect(),
+        }
+    }
+
+    fn frame(&self, pos: u64) -> &Frame {
+        &self.frames[pos as usize % self.frames.len()]
+    }
+
+    fn capacity(&self) -> u64 {
+        self.frames.len() as u64
+    }
+}
+
+/// Mirrors `Publisher::publish` for one message: reserve, take a number, write, commit,
+/// clear the pending mark, report progress.
+struct Publisher {
+    ring: Arc<Ring>,
+    sequence: Option<Arc<AtomicU64>>,
+    fanout: bool,
+    tail: u64,
+    limit: u64,
+}
+
+impl Publisher {
+    fn new(ring: Arc<Ring>, sequence: Option<Arc<AtomicU64>>, fanout: bool) -> Publisher {
+        Publisher {
+            ring,
+            sequence,
+            fanout,
+            tail: 0,
+            limit: 0,
+        }
+    }
+
+    fn refresh_limit(&mut self) {
+        let capacity = self.ring.capacity();
+        self.limit = protocol::write_limit(self.tail, capacity, capacity, self.fanout, &self.ring.cursors)
+            .expect("honest cursors are always in range");
+    }
+
+    fn words(&self) -> Option<SequenceWords<'_, AtomicU64>> {
+        self.sequence.as_deref().map(|sequence| SequenceWords {
+            sequence,
+            pending: &self.ring.pending,
+            pending_count: &self.ring.pending_count,
+        })
+    }
+
+    /// Publishes `value`, or returns false when the ring is full.
+    fn offer(&mut self, value: u64) -> bool {
+        if self.tail + 1 > self.limit {
+            self.refresh_limit();
+            if self.tail + 1 > self.limit {
+                return false;
+            }
+        }
+        let sequence = self.words().map_or(0, |words| protocol::take_sequence(&words, 1));
+        let frame = self.ring.frame(self.tail);
+        // The frame is reserved: loom checks no subscriber still reads it.
+        // SAFETY: loom's cell access; the model asserts exclusivity.
+        frame.sequence.with_mut(|s| unsafe { *s = sequence });
+        // SAFETY: as above.
+        frame.payload.with_mut(|p| unsafe { *p = value });
+        protocol::commit_frame(&frame.commit, self.tail);
+        self.tail += 1;
+        if self.sequence.is_some() {
+            protocol::clear_pending(&self.ring.pending);
+        }
+        protocol::report_tail(&self.ring.tail, self.tail);
+        true
+    }
+
+    fn send(&mut self, value: u64) {
+        while !self.offer(value) {
+            thread::yield_now();
+        }
+    }
+
+    /// Takes a number and stops before committing it, as a publisher killed there would.
+    fn take_and_die(&mut self, alive: &AtomicBool) {
+        self.refresh_limit();
+        assert!(self.tail < self.limit);
+        let words = self.words().expect("ordered");
+        protocol::take_sequence(&words, 1);
+        // What the liveness check will find from now on.
+        alive.store(false, Ordering::Release);
+    }
+}
+
+/// Mirrors `Subscriber`: reads each ring at its head, releases when it runs out.
+struct Subscriber {
+    rings: Vec<Arc<Ring>>,
+    /// The channel's global sequence (Ordered).
+    sequence: Option<Arc<AtomicU64>>,
+    slot: usize,
+    heads: Vec<u64>,
+    next_sequence: u64,
+    current: usize,
+    /// Numbers of frames passed over as already handled: in these models every frame
+    /// comes after the subscriber started, so any entry is a message lost.
+    passed_over: Vec<u64>,
+}
+
+impl Subscriber {
+    fn new(rings: Vec<Arc<Ring>>, sequence: Option<Arc<AtomicU64>>, slot: usize) -> Subscriber {
+        let heads = vec![0; rings.len()];
+        Subscriber {
+            rings,
+            sequence,
+            slot,
+            heads,
+            next_sequence: 0,
+            current: 0,
+            passed_over: Vec::new(),
+        }
+    }
+
+    /// A fanout subscriber joining while publishers run.
+    fn join(rings: Vec<Arc<Ring>>, slot: usize) -> Subscriber {
+        let mut subscriber = Subscriber::new(rings, None, slot);
+        let rings = &subscriber.rings;
+        let heads = &mut subscriber.heads;
+        protocol::join(
+            rings.len(),
+            |ring| &rings[ring].tail,
+            |ring| &rings[ring].cursors[slot],
+            |ring, head| heads[ring] = head,
+        );
+        subscriber
+    }
+
+    /// Reads the payload at the head of `ring` and moves past it.
+    fn take(&mut self, ring: usize) -> u64 {
+        let frame = self.rings[ring].frame(self.heads[ring]);
+        // Committed and not yet released: loom checks no publisher writes it now.
+        // SAFETY: loom's cell access; the model asserts no concurrent write.
+        let value = frame.payload.with(|p| unsafe { *p });
+        self.heads[ring] += 1;
+        value
+    }
+
+    fn release_all(&self) {
+        for (ring, head) in self.rings.iter().zip(&self.heads) {
+            protocol::release(&ring.cursors[self.slot], *head);
+        }
+    }
+
+    /// FIFO: the next message from any ring, as `(ring, payload)`.
+    fn try_recv_fifo(&mut self) -> Option<(usize, u64)> {
+        for step in 0..self.rings.len() {
+            let ring = (self.current + step) % self.rings.len();
+            if protocol::is_committed(&self.rings[ring].frame(self.heads[ring]).commit, self.heads[ring]) {
+                self.current = ring;
+                return Some((ring, self.take(ring)));
+            }
+        }
+        self.release_all();
+        None
+    }
+
+    /// Ordered: the next message in global order, as `(sequence, payload)`, declaring
+    /// lost what only dead publishers held; `alive(ring)` is the liveness check.
+    fn try_recv_ordered(
+        &mut self,
+        alive: &dyn Fn(usize) -> bool,
+        gaps: &mut Vec<std::ops::Range<u64>>,
+    ) -> Option<(u64, u64)> {
+        let found = protocol::next_in_order(self, self.rings.len(), self.current, self.next_sequence, 16).unwrap();
+        assert!(
+            self.passed_over.is_empty(),
+            "numbers {:?} were passed over: declared lost, yet committed",
+            self.passed_over
+        );
+        if let Some((ring, head)) = found {
+            self.current = ring;
+            self.next_sequence = head.sequence + 1;
+            return Some((head.sequence, self.take(ring)));
+        }
+        self.release_all();
+        let rings = self.rings.clone();
+        let sequence = self.sequence.clone().expect("ordered");
+        let publisher = |ring: usize| PublisherView {
+            alive: alive(ring),
+            pending: &rings[ring].pending,
+            pending_count: &rings[ring].pending_count,
+        };
+        if let Some(end) =
+            protocol::find_gap("loom", self.next_sequence, &*sequence, self, rings.len(), publisher).unwrap()
+        {
+            gaps.push(self.next_sequence..end);
+            self.next_sequence = end;
+        }
+        None
+    }
+}
+
+impl RingHeads for Subscriber {
+    fn head(&self, ring: usize) -> Result<Option<Head>> {
+        let frame = self.rings[ring].frame(self.heads[ring]);
+        if !protocol::is_committed(&frame.commit, self.heads[ring]) {
+            return Ok(None);
+        }
+        Ok(Some(Head {
+            len: 8,
+            // SAFETY: loom's cell access; the model asserts no concurrent write.
+            sequence: frame.sequence.with(|s| unsafe { *s }),
+        }))
+    }
+
+    fn pass_over(&mut self, ring: usize, _len: usize) {
+        let frame = self.rings[ring].frame(self.heads[ring]);
+        // SAFETY: loom's cell access; the frame is committed and not yet released.
+        self.passed_over.push(frame.sequence.with(|s| unsafe { *s }));
+        self.heads[ring] += 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Models
+
+/// One publisher laps a two-frame ring while one subscriber reads: every message arrives
+/// once, in order, intact, and no frame is read while written or overwritten while read.
+#[test]
+fn fifo_publish_consume_wraps_the_ring() {
+    check(|| {
+        let ring = Arc::new(Ring::new(2, 1, 0));
+        let mut publisher = Publisher::new(ring.clone(), None, false);
+        let producer = thread::spawn(move || {
+            for value in 1..=3 {
+                publisher.send(value * 10);
+            }
+        });
+        let mut subscriber = Subscriber::new(vec![ring], None, 0);
+        let mut received = Vec::new();
+        while received.len() < 3 {
+            match subscriber.try_recv_fifo() {
+                Some((_, value)) => received.push(value),
+                None => thread::yield_now(),
+            }
+        }
+        producer.join().unwrap();
+        assert_eq!(received, [10, 20, 30]);
+    });
+}
+
+/// Two fanout subscribers hold the publisher back until both released: each gets every
+/// message, and the slower one is never overrun. (Both subscribers run on one thread,
+/// the second reading every other turn; the publisher races each of them.)
+#[test]
+fn fanout_limit_waits_for_the_slowest_subscriber() {
+    check(|| {
+        let ring = Arc::new(Ring::new(2, 2, 0));
+        let mut publisher = Publisher::new(ring.clone(), None, true);
+        let producer = thread::spawn(move || {
+            for value in 1..=3 {
+                publisher.send(value);
+            }
+        });
+        let mut fast = Subscriber::new(vec![ring.clone()], None, 0);
+        let mut slow = Subscriber::new(vec![ring], None, 1);
+        let (mut fast_got, mut slow_got) = (Vec::new(), Vec::new());
+        let mut turn = 0;
+        while fast_got.len() < 3 || slow_got.len() < 3 {
+            let mut idle = true;
+            if fast_got.len() < 3
+                && let Some((_, value)) = fast.try_recv_fifo()
+            {
+                fast_got.push(value);
+                idle = false;
+            }
+            turn += 1;
+            if turn % 2 == 0
+                && slow_got.len() < 3
+                && let Some((_, value)) = slow.try_recv_fifo()
+            {
+                slow_got.push(value);
+                idle = false;
+            }
+            if idle {
+                thread::yield_now();
+            }
+        }
+        producer.join().unwrap();
+        assert_eq!(fast_got, [1, 2, 3]);
+        assert_eq!(slow_got, [1, 2, 3]);
+    });
+}
+
+/// A fanout subscriber joins while the publisher laps a ring nobody holds: from wherever
+/// it starts, it reads every later message intact, and the publisher never overwrites a
+/// frame it has not released.
+#[test]
+fn fanout_join_while_publishing() {
+    check(|| {
+        let ring = Arc::new(Ring::new(2, 1, CURSOR_IDLE));
+        let mut publisher = Publisher::new(ring.clone(), None, true);
+        let producer = thread::spawn(move || {
+            for value in 0..4 {
+                publisher.send(value);
+            }
+        });
+        let mut subscriber = Subscriber::join(vec![ring], 0);
+        let start = subscriber.heads[0];
+        let mut received = Vec::new();
+        while subscriber.heads[0] < 4 {
+            match subscriber.try_recv_fifo() {
+                Some((_, value)) => received.push(value),
+                None => thread::yield_now(),
+            }
+        }
+        producer.join().unwrap();
+        assert_eq!(received, (start..4).collect::<Vec<_>>());
+        protocol::leave(&subscriber.rings[0].cursors[0]);
+    });
+}
+
+/// Two publishers take global numbers and commit into their own rings; the subscriber
+/// merges them strictly by number, and never declares a number a live publisher holds
+/// lost, however often it checks.
+#[test]
+fn ordered_merge_delivers_every_number_in_order() {
+    const MESSAGES: [u64; 2] = [2, 1];
+    // Three threads spinning: a bound of 2 keeps the search to minutes.
+    check_bounded(2, || {
+        let sequence = Arc::new(AtomicU64::new(0));
+        let rings = [Arc::new(Ring::new(2, 1, 0)), Arc::new(Ring::new(2, 1, 0))];
+        let producers: Vec<_> = rings
+            .iter()
+            .enumerate()
+            .map(|(index, ring)| {
+                let mut publisher = Publisher::new(ring.clone(), Some(sequence.clone()), false);
+                thread::spawn(move || {
+                    for value in 0..MESSAGES[index] {
+                        publisher.send(index as u64 * 100 + value);
+                    }
+                })
+            })
+            .collect();
+        let mut subscriber = Subscriber::new(rings.to_vec(), Some(sequence), 0);
+        let mut gaps = Vec::new();
+        let mut delivered = Vec::new();
+        while delivered.len() < 3 {
+            match subscriber.try_recv_ordered(&|_| true, &mut gaps) {
+                Some((number, value)) => delivered.push((number, value)),
+                None => thread::yield_now(),
+            }
+        }
+        for producer in producers {
+            producer.join().unwrap();
+        }
+        assert!(gaps.is_empty(), "declared lost while live: {gaps:?}");
+        let numbers: Vec<u64> = delivered.iter().map(|&(number, _)| number).collect();
+        assert_eq!(numbers, [0, 1, 2]);
+        // Each publisher's messages keep their order.
+        for (index, &sent) in MESSAGES.iter().enumerate() {
+            let index = index as u64;
+            let mine: Vec<u64> = delivered.iter().map(|&(_, v)| v).filter(|v| v / 100 == index).collect();
+            assert_eq!(mine, (0..sent).map(|v| index * 100 + v).collect::<Vec<_>>());
+        }
+    });
+}
+
+/// A publisher dies holding a number while another keeps publishing: the subscriber
+/// declares exactly that number lost, once, and delivers every other in order.
+#[test]
+fn ordered_gap_is_declared_only_for_the_dead_publishers_number() {
+    check_bounded(2, || {
+        let sequence = Arc::new(AtomicU64::new(0));
+        let rings = [Arc::new(Ring::new(2, 1, 0)), Arc::new(Ring::new(2, 1, 0))];
+        let alive = Arc::new([AtomicBool::new(true), AtomicBool::new(true)]);
+        let doomed = {
+            let mut publisher = Publisher::new(rings[0].clone(), Some(sequence.clone()), false);
+            let alive = alive.clone();
+            thread::spawn(move || publisher.take_and_die(&alive[0]))
+        };
+        let survivor = {
+            let mut publisher = Publisher::new(rings[1].clone(), Some(sequence.clone()), false);
+            thread::spawn(move || {
+                publisher.send(7);
+                publisher.send(8);
+            })
+        };
+        let mut subscriber = Subscriber::new(rings.to_vec(), Some(sequence), 0);
+        let mut gaps = Vec::new();
+        let mut delivered = Vec::new();
+        let is_alive = |ring: usize| alive[ring].load(Ordering::Acquire);
+        while delivered.len() < 2 || subscriber.next_sequence < 3 {
+            match subscriber.try_recv_ordered(&is_alive, &mut gaps) {
+                Some((number, value)) => delivered.push((number, value)),
+                None => thread::yield_now(),
+            }
+        }
+        doomed.join().unwrap();
+        survivor.join().unwrap();
+        assert_eq!(delivered.iter().map(|&(_, v)| v).collect::<Vec<_>>(), [7, 8]);
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        let lost = gaps[0].clone();
+        assert_eq!(lost.end - lost.start, 1, "{gaps:?}");
+        let mut numbers: Vec<u64> = delivered.iter().map(|&(n, _)| n).chain(lost).collect();
+        numbers.sort_unstable();
+        assert_eq!(numbers, [0, 1, 2]);
+    });
+}
