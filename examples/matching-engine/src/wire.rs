@@ -1,0 +1,461 @@
+//! The messages that will cross process boundaries over salias: [`OrderMsg`] from gateways
+//! into the engine (an `OrderedMpsc`), [`EventMsg`] from the engine to market-data
+//! subscribers (a `FifoFanout`).
+//!
+//! Both are `#[repr(C)]`, 64 bytes, integers only: a peer can send any bytes, so enums
+//! travel as `u8` tags that the receiver decodes and may refuse.
+
+use salias::SaliasMessage;
+
+use crate::event::Event;
+use crate::types::{CancelReason, OrderId, OrderType, OwnerId, Price, Qty, RejectReason, Side, SymbolId};
+
+/// What an [`OrderMsg`] asks for.
+pub mod order_kind {
+    /// A new order.
+    pub const ADD: u8 = 1;
+    /// Cancel a resting order by id.
+    pub const CANCEL: u8 = 2;
+    /// Change a resting order's price and/or quantity.
+    pub const MODIFY: u8 = 3;
+}
+
+/// A request from a gateway.
+///
+/// # Layout
+///
+/// 64 bytes, no padding. `side` and `order_type` are used by `ADD` only, `symbol` by `ADD`
+/// only (cancel and modify find the order by id). For `MODIFY`, `price` and `qty` are the
+/// new price and the new open quantity.
+#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct OrderMsg {
+    /// [`order_kind`]: add, cancel or modify.
+    pub kind: u8,
+    /// [`Side`] as a byte.
+    pub side: u8,
+    /// [`OrderType`] as a byte.
+    pub order_type: u8,
+    /// Always zero; keeps the layout free of padding.
+    pub reserved: u8,
+    /// The book.
+    pub symbol: SymbolId,
+    /// The order the request is about.
+    pub order_id: OrderId,
+    /// Limit price in ticks (ignored for market orders).
+    pub price: Price,
+    /// Quantity in lots.
+    pub qty: Qty,
+    /// The account, for self-trade prevention.
+    pub owner: OwnerId,
+    /// When the gateway accepted the request (`CLOCK_MONOTONIC` nanoseconds), for latency.
+    pub gateway_ts_ns: u64,
+    /// Which gateway sent it, so responses can be routed back.
+    pub gateway_id: u32,
+    /// Always zero; keeps the layout free of padding.
+    pub reserved2: u32,
+    /// The gateway's own sequence number for the request.
+    pub client_seq: u64,
+}
+
+const _: () = assert!(size_of::<OrderMsg>() == 64);
+
+impl OrderMsg {
+    const BLANK: OrderMsg = OrderMsg {
+        kind: 0,
+        side: 0,
+        order_type: 0,
+        reserved: 0,
+        symbol: 0,
+        order_id: 0,
+        price: 0,
+        qty: 0,
+        owner: 0,
+        gateway_ts_ns: 0,
+        gateway_id: 0,
+        reserved2: 0,
+        client_seq: 0,
+    };
+
+    /// A new order.
+    pub fn add(
+        order_id: OrderId,
+        symbol: SymbolId,
+        side: Side,
+        order_type: OrderType,
+        price: Price,
+        qty: Qty,
+        owner: OwnerId,
+    ) -> OrderMsg {
+        OrderMsg {
+            kind: order_kind::ADD,
+            side: side as u8,
+            order_type: order_type as u8,
+            symbol,
+            order_id,
+            price,
+            qty,
+            owner,
+            ..OrderMsg::BLANK
+        }
+    }
+
+    /// Cancel a resting order.
+    pub fn cancel(order_id: OrderId) -> OrderMsg {
+        OrderMsg {
+            kind: order_kind::CANCEL,
+            order_id,
+            ..OrderMsg::BLANK
+        }
+    }
+
+    /// Give a resting order a new price and open quantity.
+    pub fn modify(order_id: OrderId, price: Price, qty: Qty) -> OrderMsg {
+        OrderMsg {
+            kind: order_kind::MODIFY,
+            order_id,
+            price,
+            qty,
+            ..OrderMsg::BLANK
+        }
+    }
+}
+
+/// What an [`EventMsg`] reports; one per [`Event`] variant.
+pub mod event_kind {
+    /// [`Event::Accepted`](crate::Event::Accepted).
+    pub const ACCEPTED: u8 = 1;
+    /// [`Event::Rejected`](crate::Event::Rejected).
+    pub const REJECTED: u8 = 2;
+    /// [`Event::Trade`](crate::Event::Trade).
+    pub const TRADE: u8 = 3;
+    /// [`Event::Cancelled`](crate::Event::Cancelled).
+    pub const CANCELLED: u8 = 4;
+    /// [`Event::Modified`](crate::Event::Modified).
+    pub const MODIFIED: u8 = 5;
+    /// [`Event::BookUpdate`](crate::Event::BookUpdate).
+    pub const BOOK_UPDATE: u8 = 6;
+}
+
+/// An [`Event`] on the wire.
+///
+/// # Layout
+///
+/// 64 bytes, no padding. Field use by kind:
+///
+/// | kind | `side` | `reason` | `flag` | `order_id` | `other_order_id` | `price` | `qty` | `count` |
+/// |---|---|---|---|---|---|---|---|---|
+/// | accepted | | | | order | | | | |
+/// | rejected | | [`RejectReason`] | | order | | | | |
+/// | trade | aggressor | | | taker | maker | price | traded | |
+/// | cancelled | | [`CancelReason`] | | order | | | remaining | |
+/// | modified | | | priority kept (0/1) | order | | new price | new qty | |
+/// | book update | level side | | | | | level price | level qty | orders at level |
+///
+/// `engine_seq` and `gateway_ts_ns` are left zero by [`From<Event>`] and filled in by the
+/// pipeline (an event sequence for gap checks, the causing request's gateway time for
+/// end-to-end latency).
+#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct EventMsg {
+    /// [`event_kind`].
+    pub kind: u8,
+    /// A [`Side`] byte, where the kind has one.
+    pub side: u8,
+    /// A [`RejectReason`] or [`CancelReason`] byte, where the kind has one.
+    pub reason: u8,
+    /// Kind-specific flag (see the table).
+    pub flag: u8,
+    /// The book (zero for rejections, which may name no valid book).
+    pub symbol: SymbolId,
+    /// The order the event is about (the taker for trades).
+    pub order_id: OrderId,
+    /// The maker for trades.
+    pub other_order_id: OrderId,
+    /// A price in ticks.
+    pub price: Price,
+    /// A quantity.
+    pub qty: Qty,
+    /// Orders at the level, for book updates.
+    pub count: u32,
+    /// Always zero; keeps the layout free of padding.
+    pub reserved: u32,
+    /// Engine output sequence, set by the pipeline.
+    pub engine_seq: u64,
+    /// The causing request's gateway timestamp, set by the pipeline.
+    pub gateway_ts_ns: u64,
+}
+
+const _: () = assert!(size_of::<EventMsg>() == 64);
+
+/// An [`EventMsg`] whose bytes do not decode to an [`Event`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndecodableEvent {
+    /// The kind byte that was received.
+    pub kind: u8,
+}
+
+impl std::fmt::Display for UndecodableEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "an event message of kind {} carries a kind, side or reason byte this version does not know",
+            self.kind
+        )
+    }
+}
+
+impl std::error::Error for UndecodableEvent {}
+
+impl EventMsg {
+    const BLANK: EventMsg = EventMsg {
+        kind: 0,
+        side: 0,
+        reason: 0,
+        flag: 0,
+        symbol: 0,
+        order_id: 0,
+        other_order_id: 0,
+        price: 0,
+        qty: 0,
+        count: 0,
+        reserved: 0,
+        engine_seq: 0,
+        gateway_ts_ns: 0,
+    };
+
+    /// The message's bytes in little-endian field order, independent of the host.
+    pub fn to_bytes(&self) -> [u8; 64] {
+        let mut bytes = [0_u8; 64];
+        bytes[0] = self.kind;
+        bytes[1] = self.side;
+        bytes[2] = self.reason;
+        bytes[3] = self.flag;
+        bytes[4..8].copy_from_slice(&self.symbol.to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.order_id.to_le_bytes());
+        bytes[16..24].copy_from_slice(&self.other_order_id.to_le_bytes());
+        bytes[24..32].copy_from_slice(&self.price.to_le_bytes());
+        bytes[32..40].copy_from_slice(&self.qty.to_le_bytes());
+        bytes[40..44].copy_from_slice(&self.count.to_le_bytes());
+        bytes[44..48].copy_from_slice(&self.reserved.to_le_bytes());
+        bytes[48..56].copy_from_slice(&self.engine_seq.to_le_bytes());
+        bytes[56..64].copy_from_slice(&self.gateway_ts_ns.to_le_bytes());
+        bytes
+    }
+
+    /// Decodes the event; fails on an unknown kind, side or reason byte.
+    pub fn decode(&self) -> Result<Event, UndecodableEvent> {
+        let bad = UndecodableEvent { kind: self.kind };
+        let side = || Side::from_u8(self.side).ok_or(bad);
+        Ok(match self.kind {
+            event_kind::ACCEPTED => Event::Accepted {
+                order_id: self.order_id,
+                symbol: self.symbol,
+            },
+            event_kind::REJECTED => Event::Rejected {
+                order_id: self.order_id,
+                reason: RejectReason::from_u8(self.reason).ok_or(bad)?,
+            },
+            event_kind::TRADE => Event::Trade {
+                symbol: self.symbol,
+                maker_order_id: self.other_order_id,
+                taker_order_id: self.order_id,
+                price: self.price,
+                qty: self.qty,
+                aggressor: side()?,
+            },
+            event_kind::CANCELLED => Event::Cancelled {
+                order_id: self.order_id,
+                symbol: self.symbol,
+                remaining: self.qty,
+                reason: CancelReason::from_u8(self.reason).ok_or(bad)?,
+            },
+            event_kind::MODIFIED => Event::Modified {
+                order_id: self.order_id,
+                symbol: self.symbol,
+                price: self.price,
+                qty: self.qty,
+                priority_kept: self.flag != 0,
+            },
+            event_kind::BOOK_UPDATE => Event::BookUpdate {
+                symbol: self.symbol,
+                side: side()?,
+                price: self.price,
+                total_qty: self.qty,
+                order_count: self.count,
+            },
+            _ => return Err(bad),
+        })
+    }
+}
+
+impl From<Event> for EventMsg {
+    fn from(event: Event) -> EventMsg {
+        match event {
+            Event::Accepted { order_id, symbol } => EventMsg {
+                kind: event_kind::ACCEPTED,
+                symbol,
+                order_id,
+                ..EventMsg::BLANK
+            },
+            Event::Rejected { order_id, reason } => EventMsg {
+                kind: event_kind::REJECTED,
+                reason: reason as u8,
+                order_id,
+                ..EventMsg::BLANK
+            },
+            Event::Trade {
+                symbol,
+                maker_order_id,
+                taker_order_id,
+                price,
+                qty,
+                aggressor,
+            } => EventMsg {
+                kind: event_kind::TRADE,
+                side: aggressor as u8,
+                symbol,
+                order_id: taker_order_id,
+                other_order_id: maker_order_id,
+                price,
+                qty,
+                ..EventMsg::BLANK
+            },
+            Event::Cancelled {
+                order_id,
+                symbol,
+                remaining,
+                reason,
+            } => EventMsg {
+                kind: event_kind::CANCELLED,
+                reason: reason as u8,
+                symbol,
+                order_id,
+                qty: remaining,
+                ..EventMsg::BLANK
+            },
+            Event::Modified {
+                order_id,
+                symbol,
+                price,
+                qty,
+                priority_kept,
+            } => EventMsg {
+                kind: event_kind::MODIFIED,
+                flag: u8::from(priority_kept),
+                symbol,
+                order_id,
+                price,
+                qty,
+                ..EventMsg::BLANK
+            },
+            Event::BookUpdate {
+                symbol,
+                side,
+                price,
+                total_qty,
+                order_count,
+            } => EventMsg {
+                kind: event_kind::BOOK_UPDATE,
+                side: side as u8,
+                symbol,
+                price,
+                qty: total_qty,
+                count: order_count,
+                ..EventMsg::BLANK
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_survives_the_wire() {
+        let events = [
+            Event::Accepted { order_id: 1, symbol: 2 },
+            Event::Rejected {
+                order_id: 3,
+                reason: RejectReason::PostOnlyWouldCross,
+            },
+            Event::Trade {
+                symbol: 1,
+                maker_order_id: 4,
+                taker_order_id: 5,
+                price: -7,
+                qty: 9,
+                aggressor: Side::Sell,
+            },
+            Event::Cancelled {
+                order_id: 6,
+                symbol: 0,
+                remaining: 11,
+                reason: CancelReason::SelfTradePrevention,
+            },
+            Event::Modified {
+                order_id: 7,
+                symbol: 3,
+                price: 100,
+                qty: 12,
+                priority_kept: true,
+            },
+            Event::BookUpdate {
+                symbol: 2,
+                side: Side::Buy,
+                price: 99,
+                total_qty: 0,
+                order_count: 0,
+            },
+        ];
+        for event in events {
+            assert_eq!(EventMsg::from(event).decode(), Ok(event));
+        }
+    }
+
+    #[test]
+    fn unknown_bytes_are_refused_not_trusted() {
+        let unknown_kind = EventMsg {
+            kind: 77,
+            ..EventMsg::BLANK
+        };
+        assert_eq!(unknown_kind.decode(), Err(UndecodableEvent { kind: 77 }));
+        let bad_side = EventMsg {
+            kind: event_kind::TRADE,
+            side: 9,
+            ..EventMsg::BLANK
+        };
+        assert!(bad_side.decode().is_err());
+        let bad_reason = EventMsg {
+            kind: event_kind::REJECTED,
+            reason: 0,
+            ..EventMsg::BLANK
+        };
+        assert!(bad_reason.decode().is_err());
+    }
+
+    #[test]
+    fn to_bytes_places_fields_at_their_offsets() {
+        let message = EventMsg {
+            kind: 3,
+            symbol: 0x0102_0304,
+            qty: 0x1122_3344_5566_7788,
+            gateway_ts_ns: u64::MAX,
+            ..EventMsg::BLANK
+        };
+        let bytes = message.to_bytes();
+        assert_eq!(bytes[0], 3);
+        assert_eq!(bytes[4..8], [4, 3, 2, 1]);
+        assert_eq!(bytes[32..40], 0x1122_3344_5566_7788_u64.to_le_bytes());
+        assert_eq!(bytes[56..64], [0xff; 8]);
+        assert_eq!(
+            [
+                std::mem::offset_of!(EventMsg, symbol),
+                std::mem::offset_of!(EventMsg, qty),
+                std::mem::offset_of!(EventMsg, gateway_ts_ns)
+            ],
+            [4, 32, 56]
+        );
+    }
+}
