@@ -14,9 +14,9 @@ use crate::config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fanout, Mpsc, Topology, mode_name, topology_name};
 use crate::layout::{
-    COMMIT_KEY, CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, FRAME_LEN_OFFSET, HOT_OFFSET, Header, Holder, Hot,
-    LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_POSITION, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY,
-    SubscriberSlot, TypeRecord,
+    CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, FRAME_LEN_OFFSET, HOT_OFFSET, Header, Holder, Hot, LAYOUT_VERSION,
+    MAGIC, MAX_DIR_LEN, MAX_POSITION, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY, SubscriberSlot,
+    TypeRecord,
 };
 use crate::message::{Fingerprint, round_up};
 use crate::platform::{self, Identity, MagicRing, ObjectNames, RingOptions};
@@ -247,8 +247,7 @@ impl Shared {
             // lies inside the first view and is aligned for AtomicU64.
             let at = unsafe { ring.add((tail & mask) as usize) };
             // SAFETY: see above.
-            let commit = unsafe { &*(at as *const AtomicU64) }.load(Ordering::Acquire);
-            if commit != tail ^ COMMIT_KEY {
+            if !crate::protocol::is_committed(unsafe { &*(at as *const AtomicU64) }, tail) {
                 break;
             }
             // SAFETY: the length field is inside the double-mapped window after `at`.
