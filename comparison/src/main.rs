@@ -1,7 +1,7 @@
 //! Same-run, cross-process comparison of salias with Aeron IPC, iceoryx2 and the machine's
 //! floors, by the rules of the project's benchmarking guide.
 //!
-//! Run: `cargo run --release -- [--quick] [--only throughput|latency] [--two-publishers]`
+//! Run: `cargo run --release -- [--quick] [--only throughput|latency|openloop] [--two-publishers]`
 //! from `comparison/` (or `scripts/compare` from the repository root).
 //!
 //! - Every publisher, subscriber, pinger and ponger is a separate process: this binary
@@ -14,6 +14,9 @@
 //! - Every run verifies message count, per-publisher order, a payload word and a checksum.
 //! - Variants alternate round by round (A B C … A B C …, the starting variant rotating each
 //!   round); the summary is the median with min and max over the rounds, and ratios.
+//! - Latency: ping-pong round trip / 2 next to the bare cache-line floor, and an open-loop
+//!   sweep of offered load (planned send times, never skipped; HdrHistograms of queueing,
+//!   service and total time), both between cores 0 and 1.
 //! - Raw results: JSON lines in `comparison/results/<unix time>.jsonl` with a header record.
 
 use std::ffi::CString;
@@ -284,6 +287,8 @@ struct ChildArgs {
     index: u64,
     extra: String,
     stream: i32,
+    /// Role-specific arguments after the common eight (open loop: interval ps, warm-up).
+    rest: Vec<String>,
 }
 
 impl ChildArgs {
@@ -297,6 +302,7 @@ impl ChildArgs {
             index: a[5].parse().unwrap(),
             extra: a[6].clone(),
             stream: a[7].parse().unwrap(),
+            rest: a[8..].to_vec(),
         }
     }
 }
@@ -719,6 +725,27 @@ mod ice {
         barrier.subscriber_done();
     }
 
+    /// Open loop on the lossless throughput service: a sample that reached no subscriber
+    /// (its buffer full) is refused and sent again with a new loan and a new stamp.
+    pub fn ol_publisher(name: &str, a: &ChildArgs, barrier: &Barrier) {
+        quiet();
+        let node = node();
+        let service = throughput_service(&node, name, 1, a.param, false);
+        let publisher = publisher_port(&service);
+        openloop_publish(a, barrier, |m| send(&publisher, *m) > 0);
+    }
+
+    pub fn ol_subscriber(name: &str, a: &ChildArgs, barrier: &Barrier) {
+        quiet();
+        let node = node();
+        let service = throughput_service(&node, name, 1, a.param, false);
+        let subscriber = subscriber_port(&service);
+        openloop_subscribe(a, barrier, |r| match subscriber.receive().unwrap() {
+            Some(sample) => r.receive(sample.payload()),
+            None => std::hint::spin_loop(),
+        });
+    }
+
     pub fn pinger(name: &str, a: &ChildArgs, barrier: &Barrier) {
         quiet();
         let node = node();
@@ -944,6 +971,300 @@ fn floor_ponger(a: &ChildArgs, barrier: &Barrier) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Open-loop latency (BENCHMARKING.md rule 5): the publisher sends message i at its planned
+// time t0 + i·Δ, never skipping or rebasing the plan when it falls behind, and stamps the
+// planned and the actual send time into the message (words[0], words[1]); the subscriber
+// stamps the receive time. All stamps are CLOCK_MONOTONIC ns, one clock for every process
+// on the machine. Queueing = sent − planned, service = received − sent, total = received −
+// planned, each in an HdrHistogram (1 ns resolution, 3 significant digits). The first
+// `warmup` messages follow the same plan but are not recorded.
+
+/// The open-loop message: the stamps take words 0 and 1; word 5 stays `seq ^ producer`
+/// so the usual verification (count, order, payload word, checksum) still applies.
+#[inline(always)]
+fn stamped(producer: u64, seq: u64, planned: u64, sent: u64) -> Msg64 {
+    let mut m = Msg64::new(producer, seq);
+    m.words[0] = planned;
+    m.words[1] = sent;
+    m
+}
+
+/// Planned send time of message `i`: Δ is given in picoseconds so that rates like
+/// 3 M msg/s (333.3 ns) keep their exact mean.
+#[inline(always)]
+fn planned_ns(t0: u64, i: u64, interval_ps: u64) -> u64 {
+    t0 + ((i as u128 * interval_ps as u128) / 1000) as u64
+}
+
+/// Runs the plan: for each message, busy-waits until its planned time (if already late,
+/// sends at once), then calls `try_send(message)` until it is accepted, restamping the send
+/// time on each retry. Reports attempts, refusals and how long the plan took.
+fn openloop_publish(a: &ChildArgs, barrier: &Barrier, mut try_send: impl FnMut(&Msg64) -> bool) {
+    let interval_ps: u64 = a.rest[0].parse().unwrap();
+    let (mut attempts, mut refused, mut late) = (0u64, 0u64, 0u64);
+    barrier.arrive_and_wait();
+    let t0 = now_ns();
+    let mut last_sent = t0;
+    for seq in 0..a.messages {
+        let planned = planned_ns(t0, seq, interval_ps);
+        let mut now = now_ns();
+        if now > planned {
+            late += 1;
+        }
+        while now < planned {
+            std::hint::spin_loop();
+            now = now_ns();
+        }
+        // The first attempt goes out stamped with the clock read that ended the wait (one
+        // clock read per message at high rates); a retry after a refusal is restamped.
+        let mut sent = now;
+        loop {
+            attempts += 1;
+            if try_send(&stamped(a.index, seq, planned, sent)) {
+                last_sent = sent;
+                break;
+            }
+            refused += 1;
+            std::hint::spin_loop();
+            sent = now_ns();
+        }
+    }
+    let planned_span = planned_ns(t0, a.messages - 1, interval_ps) - t0;
+    println!(
+        "RESULT olpublisher {} span_ns {} planned_span_ns {planned_span} attempts {attempts} refused {refused} late {late}",
+        a.index,
+        last_sent - t0
+    );
+    barrier.wait_subscribers_done(1);
+}
+
+/// The three histograms of the subscriber.
+struct OpenLoopRecorder {
+    queueing: hdrhistogram::Histogram<u64>,
+    service: hdrhistogram::Histogram<u64>,
+    total: hdrhistogram::Histogram<u64>,
+    warmup: u64,
+    verifier: Verifier,
+}
+
+impl OpenLoopRecorder {
+    fn new(warmup: u64) -> Self {
+        // 1 ns .. 1000 s, 3 significant digits; larger values saturate at the top.
+        let h = || hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000_000_000, 3).unwrap();
+        OpenLoopRecorder {
+            queueing: h(),
+            service: h(),
+            total: h(),
+            warmup,
+            verifier: Verifier::new(1),
+        }
+    }
+
+    #[inline(always)]
+    fn receive(&mut self, m: &Msg64) {
+        let received = now_ns();
+        self.verifier.check(m);
+        if m.seq >= self.warmup {
+            let (planned, sent) = (m.words[0], m.words[1]);
+            self.queueing.saturating_record(sent.saturating_sub(planned));
+            self.service.saturating_record(received.saturating_sub(sent));
+            self.total.saturating_record(received.saturating_sub(planned));
+        }
+    }
+
+    fn report(&self, messages: u64) {
+        self.verifier.finish(1, messages);
+        for (what, h) in [
+            ("queueing", &self.queueing),
+            ("service", &self.service),
+            ("total", &self.total),
+        ] {
+            println!(
+                "RESULT olhist {what} {} {} {} {} {} {} {}",
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.9),
+                h.value_at_quantile(0.99),
+                h.value_at_quantile(0.999),
+                h.value_at_quantile(0.9999),
+                h.max(),
+                h.len()
+            );
+        }
+    }
+}
+
+fn openloop_subscribe(a: &ChildArgs, barrier: &Barrier, mut poll: impl FnMut(&mut OpenLoopRecorder)) {
+    let warmup: u64 = a.rest[1].parse().unwrap();
+    let mut recorder = OpenLoopRecorder::new(warmup);
+    barrier.arrive_and_wait();
+    while recorder.verifier.received < a.messages {
+        poll(&mut recorder);
+    }
+    recorder.report(a.messages);
+    barrier.subscriber_done();
+}
+
+fn salias_ol_publisher(name: &str, a: &ChildArgs, barrier: &Barrier) {
+    let channel = Channel::<Msg64, Fifo, Mpsc>::connect(name).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    openloop_publish(a, barrier, |m| match publisher.offer(m) {
+        Ok(()) => true,
+        Err(Error::Backpressured) => false,
+        Err(e) => panic!("{e}"),
+    });
+}
+
+fn salias_ol_subscriber(name: &str, a: &ChildArgs, barrier: &Barrier) {
+    let channel = Channel::<Msg64, Fifo, Mpsc>::connect(name).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    openloop_subscribe(a, barrier, |r| {
+        subscriber.poll(POLL_LIMIT, |_, m| r.receive(m)).unwrap();
+    });
+}
+
+fn aeron_ol_publisher(a: &ChildArgs, barrier: &Barrier) {
+    use rusteron_client::AeronBufferClaim;
+    let client = aeron::connect(&a.extra);
+    let publication = aeron::exclusive_publication(&client, a.stream);
+    aeron::wait_connected(&publication);
+    let claim = AeronBufferClaim::default();
+    openloop_publish(a, barrier, |m| {
+        let position = aeron::publish(&publication, &claim, true, m);
+        assert!(
+            position >= 0 || aeron::retryable(position),
+            "aeron publish failed: {position}"
+        );
+        position >= 0
+    });
+    drop(publication);
+}
+
+fn aeron_ol_subscriber(a: &ChildArgs, barrier: &Barrier) {
+    use rusteron_client::AeronHeader;
+    let client = aeron::connect(&a.extra);
+    let subscription = aeron::subscription(&client, a.stream);
+    aeron::wait_images(&subscription, 1);
+    openloop_subscribe(a, barrier, |r| {
+        subscription
+            .poll_fn(
+                |buf: &[u8], _h: AeronHeader| r.receive(&Msg64::read_from(buf)),
+                POLL_LIMIT,
+            )
+            .unwrap();
+    });
+}
+
+/// One open-loop run's result, as the parent collects it.
+struct OpenLoop {
+    achieved_per_s: f64,
+    /// How much longer the plan took than planned (1.0 = on time).
+    stretch: f64,
+    refused: f64,
+    late_fraction: f64,
+    /// queueing, service, total: p50 p90 p99 p99.9 p99.99 max count
+    hist: [[u64; 7]; 3],
+    placement: String,
+}
+
+impl OpenLoop {
+    /// Saturated: the publisher could not keep to the plan (it ended > 10 % late) or the
+    /// median message waited more than 100 µs to be sent.
+    fn saturated(&self) -> bool {
+        self.stretch > 1.1 || self.hist[0][0] > 100_000
+    }
+}
+
+/// The cores of the latency runs (ping-pong, floor, open loop): 0 and 1.
+fn latency_cores() -> [usize; 2] {
+    [0, 1 % cores().max(1)]
+}
+
+fn openloop_run(
+    system: &'static str,
+    param: u64,
+    rate: f64,
+    plan: (f64, f64),
+    round: usize,
+    ctx: &mut Ctx,
+) -> OpenLoop {
+    let (duration_s, warmup_s) = plan;
+    let warmup = (rate * warmup_s).round().max(1.0) as u64;
+    let messages = warmup + (rate * duration_s).round().max(2.0) as u64;
+    let interval_ps = (1e12 / rate).round() as u64;
+    let setup = Setup {
+        system,
+        variant: "openloop",
+        publishers: 1,
+        messages,
+        param,
+    };
+    let name = unique_name(&format!("ol-{system}"), round);
+    let stream = ctx.stream();
+    let resources = create_resources(&setup, &name);
+    let barrier = Barrier::create(&name);
+    let [pub_core, sub_core] = latency_cores();
+    let mut args = setup.to_args(0, &ctx.aeron_dir, stream);
+    args.push(interval_ps.to_string());
+    args.push(warmup.to_string());
+    let mut children = vec![
+        spawn_role("ol-subscriber", &name, sub_core, &args),
+        spawn_role("ol-publisher", &name, pub_core, &args),
+    ];
+    barrier.release_when(2, &mut children);
+    let mut hist = [[0u64; 7]; 3];
+    let (mut span, mut planned_span, mut attempts, mut refused, mut late) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for mut child in children {
+        let stdout = child.stdout.take().unwrap();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match (w.first(), w.get(1)) {
+                (Some(&"RESULT"), Some(&"olpublisher")) => {
+                    span = w[4].parse().unwrap();
+                    planned_span = w[6].parse().unwrap();
+                    attempts = w[8].parse().unwrap();
+                    refused = w[10].parse().unwrap();
+                    late = w[12].parse().unwrap();
+                }
+                (Some(&"RESULT"), Some(&"olhist")) => {
+                    let k = ["queueing", "service", "total"]
+                        .iter()
+                        .position(|x| *x == w[2])
+                        .unwrap();
+                    for (j, v) in w[3..10].iter().enumerate() {
+                        hist[k][j] = v.parse().unwrap();
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            child.wait().unwrap().success(),
+            "an open-loop process failed{}: {system} at {rate} msg/s",
+            interrupted()
+        );
+    }
+    drop(barrier);
+    drop(resources);
+    assert_eq!(hist[2][6], messages - warmup, "open-loop sample count");
+    OpenLoop {
+        achieved_per_s: (messages - 1) as f64 / (span.max(1) as f64 / 1e9),
+        stretch: span as f64 / planned_span.max(1) as f64,
+        refused: refused as f64 / attempts.max(1) as f64,
+        late_fraction: late as f64 / messages as f64,
+        hist,
+        placement: format!("P0@{pub_core} S0@{sub_core}"),
+    }
+}
+
+fn hist_json(h: &[u64; 7]) -> String {
+    format!(
+        "{{\"p50\":{},\"p90\":{},\"p99\":{},\"p99.9\":{},\"p99.99\":{},\"max\":{},\"count\":{}}}",
+        h[0], h[1], h[2], h[3], h[4], h[5], h[6]
+    )
+}
+
+// ---------------------------------------------------------------------------------------
 // Child entry
 
 fn child(role: &str, name: &str, core: usize, args: &[String]) {
@@ -965,6 +1286,12 @@ fn child(role: &str, name: &str, core: usize, args: &[String]) {
         ("pong", "aeron") => aeron::ponger(&a, &barrier),
         ("ping", "iceoryx2") => ice::pinger(name, &a, &barrier),
         ("pong", "iceoryx2") => ice::ponger(name, &a, &barrier),
+        ("ol-publisher", "salias") => salias_ol_publisher(name, &a, &barrier),
+        ("ol-subscriber", "salias") => salias_ol_subscriber(name, &a, &barrier),
+        ("ol-publisher", "aeron") => aeron_ol_publisher(&a, &barrier),
+        ("ol-subscriber", "aeron") => aeron_ol_subscriber(&a, &barrier),
+        ("ol-publisher", "iceoryx2") => ice::ol_publisher(name, &a, &barrier),
+        ("ol-subscriber", "iceoryx2") => ice::ol_subscriber(name, &a, &barrier),
         ("ping", "floor") => floor_pinger(&a, &barrier),
         ("pong", "floor") => floor_ponger(&a, &barrier),
         _ => panic!("unknown role {role} for {}", a.system),
@@ -1046,12 +1373,11 @@ struct Run {
     placement: String,
 }
 
-fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Run {
-    let name = unique_name(setup.system, round);
-    let stream = ctx.stream();
-    let resources = match setup.system {
+/// The shared objects of a throughput or open-loop run (Aeron's come from its driver).
+fn create_resources(setup: &Setup, name: &str) -> Resources {
+    match setup.system {
         "salias" => {
-            let config = Config::new(&name)
+            let config = Config::new(name)
                 .capacity(setup.param as usize)
                 .producers(setup.publishers)
                 .subscribers(1);
@@ -1061,15 +1387,21 @@ fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Run {
         "iceoryx2" => {
             ice::quiet();
             let node = ice::node();
-            let service = ice::throughput_service(&node, &name, setup.publishers, setup.param, true);
+            let service = ice::throughput_service(&node, name, setup.publishers, setup.param, true);
             Resources::Ice(vec![service], node)
         }
         "spsc-floor" => Resources::Spsc(ShmFile::create(
-            &spsc_path(&name),
+            &spsc_path(name),
             SPSC_SLOTS_OFFSET + setup.param as usize,
         )),
         _ => Resources::None,
-    };
+    }
+}
+
+fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Run {
+    let name = unique_name(setup.system, round);
+    let stream = ctx.stream();
+    let resources = create_resources(setup, &name);
     let barrier = Barrier::create(&name);
     let mut children = Vec::new();
     let mut placement = Vec::new();
@@ -1160,7 +1492,7 @@ fn pingpong_run(system: &'static str, pings: u64, round: usize, ctx: &mut Ctx) -
         param: 0,
     };
     let barrier = Barrier::create(&name);
-    let cores = [core_for("publisher", 0), core_for("subscriber", 0)];
+    let cores = latency_cores();
     let args = setup.to_args(0, &ctx.aeron_dir, stream);
     let mut children = vec![
         spawn_role("pong", &name, cores[1], &args),
@@ -1266,10 +1598,13 @@ fn main() {
     }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!(
-            "salias-comparison [--quick] [--rounds N] [--only throughput|latency] [--two-publishers]\n\
+            "salias-comparison [--quick] [--rounds N] [--only throughput|latency|openloop] [--two-publishers]\n\
              \x20                 [--no-aeron] [--systems salias,aeron,iceoryx2,floor] [--messages N]\n\
              \x20                 [--pings N] [--salias-ring BYTES] [--ice-buffer SAMPLES]\n\
+             \x20                 [--loads M,M,...] [--ol-duration S] [--ol-warmup S]\n\
              default: 5 rounds, 10M messages per publisher, 200k pings; --quick: 3 rounds, 2M, 100k.\n\
+             open loop: loads 0.1,0.5,1,2,5,10,20,50 M msg/s until a system saturates, 1 s per level\n\
+             \x20          + 0.2 s warm-up (--quick: 0.5 s + 0.1 s); default runs throughput, latency, open loop.\n\
              2P1S runs by default only with >= 3 cores. Results: comparison/results/<unix time>.jsonl"
         );
         return;
@@ -1282,8 +1617,15 @@ fn main() {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .cloned();
-    let run_throughput = only.as_deref() != Some("latency");
-    let run_latency = only.as_deref() != Some("throughput");
+    if let Some(o) = only.as_deref() {
+        assert!(
+            ["throughput", "latency", "openloop"].contains(&o),
+            "--only takes throughput, latency or openloop, not {o}"
+        );
+    }
+    let run_throughput = only.as_deref().is_none_or(|o| o == "throughput");
+    let run_latency = only.as_deref().is_none_or(|o| o == "latency");
+    let run_openloop = only.as_deref().is_none_or(|o| o == "openloop");
     let two_publishers = cores() >= 3 || args.iter().any(|a| a == "--two-publishers");
     let skip_aeron = args.iter().any(|a| a == "--no-aeron");
     let rounds = args
@@ -1344,6 +1686,25 @@ fn main() {
         add("iceoryx2", "loan_uninit", 2, ice_buffer);
         add("salias", "offer_batch16", 2, salias_ring);
     }
+    // Open loop: offered loads in M msg/s (`--loads 0.1,0.5,…`), run per level until a
+    // system saturates; a fixed duration per level plus an unrecorded warm-up.
+    let loads: Vec<f64> = args
+        .iter()
+        .position(|a| a == "--loads")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(|x| x.trim().parse::<f64>().unwrap()).collect())
+        .unwrap_or_else(|| vec![0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
+    let float_flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(|v| v.parse::<f64>().unwrap())
+    };
+    let ol_duration = float_flag("--ol-duration").unwrap_or(if quick { 0.5 } else { 1.0 });
+    let ol_warmup = float_flag("--ol-warmup").unwrap_or(if quick { 0.1 } else { 0.2 });
+    let mut openloop_systems: Vec<(&'static str, u64)> =
+        vec![("salias", salias_ring), ("aeron", 64 << 20), ("iceoryx2", ice_buffer)];
+    openloop_systems.retain(|(s, _)| wanted(s));
     let mut latency_systems = vec!["floor", "salias", "aeron", "iceoryx2"];
     latency_systems.retain(|s| wanted(s));
     let skip_aeron = !wanted("aeron");
@@ -1381,8 +1742,9 @@ fn main() {
         json_str(env!("CMP_RUSTC_VERSION")),
     );
     let config = format!(
-        "{{\"messages_per_publisher\":{messages},\"pings\":{pings},\"ping_warmup\":{PING_WARMUP},\"poll_limit\":{POLL_LIMIT},\"batch\":{BATCH},\"salias_ring_bytes\":{salias_ring},\"aeron_uri\":{},\"aeron_driver\":\"embedded C driver in the parent process, threading SHARED, backoff idle, unpinned; non-sparse log files, clients pre-touch mapped memory, publication linger 200 ms\",\"iceoryx2_throughput\":\"ipc::Service, subscriber_max_buffer_size {ice_buffer}, safe overflow off, history 0, DiscardData + application retry\",\"iceoryx2_latency\":\"buffer 1, safe overflow on, history 0\"}}",
-        json_str(AERON_URI)
+        "{{\"messages_per_publisher\":{messages},\"pings\":{pings},\"ping_warmup\":{PING_WARMUP},\"poll_limit\":{POLL_LIMIT},\"batch\":{BATCH},\"salias_ring_bytes\":{salias_ring},\"aeron_uri\":{},\"aeron_driver\":\"embedded C driver in the parent process, threading SHARED, backoff idle, unpinned; non-sparse log files, clients pre-touch mapped memory, publication linger 200 ms\",\"iceoryx2_throughput\":\"ipc::Service, subscriber_max_buffer_size {ice_buffer}, safe overflow off, history 0, DiscardData + application retry\",\"iceoryx2_latency\":\"buffer 1, safe overflow on, history 0\",\"openloop\":{{\"loads_m_per_s\":[{}],\"duration_s\":{ol_duration},\"warmup_s\":{ol_warmup},\"systems\":\"salias FifoMpsc 1P1S offer (ring {salias_ring} B); aeron exclusive publication try_claim; iceoryx2 throughput service (buffer {ice_buffer}) loan_uninit, refused = reached no subscriber\",\"stamps\":\"CLOCK_MONOTONIC ns; words[0] planned, words[1] sent (the clock read that ended the wait; restamped on a retry); receive stamped per message in the poll callback\",\"histogram\":\"hdrhistogram 7, 1 ns .. 1000 s, 3 significant digits\",\"saturated\":\"plan ended > 10% late or queueing p50 > 100 us\"}}}}",
+        json_str(AERON_URI),
+        loads.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(",")
     );
     writeln!(
         out,
@@ -1439,14 +1801,14 @@ fn main() {
     }
 
     let mut latency: Vec<Vec<Pings>> = latency_systems.iter().map(|_| Vec::new()).collect();
-    let mut latency_cores = [0, 0];
+    let mut pingpong_cores = [0, 0];
     for round in 0..if run_latency { rounds } else { 0 } {
         let n = latency_systems.len();
         for k in 0..n {
             let i = (k + round) % n;
             let system = latency_systems[i];
             let (p, cores) = pingpong_run(system, pings, round, &mut ctx);
-            latency_cores = cores;
+            pingpong_cores = cores;
             writeln!(
                 out,
                 "{{\"bench\":\"pingpong\",\"system\":{},\"round\":{round},\"cores\":[{},{}],\"one_way_ns\":{{\"p50\":{},\"p90\":{},\"p99\":{},\"p99.9\":{},\"p99.99\":{},\"max\":{},\"count\":{}}}}}",
@@ -1470,6 +1832,59 @@ fn main() {
             round + 1,
             started.elapsed()
         );
+    }
+
+    // Open loop, level by level; within a level the systems alternate round by round.
+    let mut openloop: Vec<(f64, Vec<Vec<OpenLoop>>)> = Vec::new();
+    let mut sweeping: Vec<bool> = openloop_systems.iter().map(|_| true).collect();
+    for &load in if run_openloop { &loads[..] } else { &[] } {
+        let active: Vec<usize> = (0..openloop_systems.len()).filter(|&i| sweeping[i]).collect();
+        if active.is_empty() {
+            break;
+        }
+        let mut runs: Vec<Vec<OpenLoop>> = openloop_systems.iter().map(|_| Vec::new()).collect();
+        for round in 0..rounds {
+            for k in 0..active.len() {
+                let i = active[(k + round) % active.len()];
+                let (system, param) = openloop_systems[i];
+                let r = openloop_run(system, param, load * 1e6, (ol_duration, ol_warmup), round, &mut ctx);
+                writeln!(
+                    out,
+                    "{{\"bench\":\"openloop\",\"system\":{},\"round\":{round},\"offered_per_s\":{:.0},\"achieved_per_s\":{:.0},\"duration_s\":{ol_duration},\"warmup_s\":{ol_warmup},\"refused_fraction\":{:.6},\"late_fraction\":{:.6},\"saturated\":{},\"placement\":{},\"queueing_ns\":{},\"service_ns\":{},\"total_ns\":{}}}",
+                    json_str(system),
+                    load * 1e6,
+                    r.achieved_per_s,
+                    r.refused,
+                    r.late_fraction,
+                    r.saturated(),
+                    json_str(&r.placement),
+                    hist_json(&r.hist[0]),
+                    hist_json(&r.hist[1]),
+                    hist_json(&r.hist[2])
+                )
+                .unwrap();
+                out.flush().unwrap();
+                eprintln!(
+                    "  open loop {load:>5} M/s round {}/{rounds} {system:<9} total p50 {:>9} p99 {:>9} p99.9 {:>10} ns, sent at {:.2} M/s{}",
+                    round + 1,
+                    r.hist[2][0],
+                    r.hist[2][2],
+                    r.hist[2][3],
+                    r.achieved_per_s / 1e6,
+                    if r.saturated() { " (saturated)" } else { "" }
+                );
+                runs[i].push(r);
+            }
+        }
+        // A system that saturated in the majority of this level's rounds stops here.
+        for &i in &active {
+            let saturated = runs[i].iter().filter(|r| r.saturated()).count();
+            if saturated * 2 > runs[i].len() {
+                sweeping[i] = false;
+            }
+        }
+        openloop.push((load, runs));
+        eprintln!("open loop {load} M/s done after {:.1?}", started.elapsed());
     }
     drop(driver);
 
@@ -1526,7 +1941,7 @@ fn main() {
     if run_latency {
         println!(
             "\nping-pong one way (round trip / 2) between cores {} and {}, {pings} pings + {PING_WARMUP} warm-up × {rounds} rounds; ns, median over rounds [min,max] of p50; medians of the other percentiles:",
-            latency_cores[0], latency_cores[1]
+            pingpong_cores[0], pingpong_cores[1]
         );
         println!(
             "{:<10} {:>20} {:>8} {:>8} {:>8} {:>9} {:>9}",
@@ -1564,6 +1979,37 @@ fn main() {
                         medians[si], medians[oi]
                     );
                 }
+            }
+        }
+    }
+    if run_openloop && !openloop.is_empty() {
+        let [a, b] = latency_cores();
+        println!(
+            "\nopen loop, 1P1S, publisher on core {a}, subscriber on core {b}, {ol_duration} s per level + {ol_warmup} s warm-up × {rounds} rounds;\nns, medians over rounds of each percentile (total = queueing + service):"
+        );
+        println!(
+            "{:>7} {:<9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>8} {:>6}",
+            "M/s", "system", "sent M/s", "total p50", "p99", "p99.9", "max", "queue p50", "serv p50", "refused", "sat"
+        );
+        for (load, runs) in &openloop {
+            for ((system, _), runs) in openloop_systems.iter().zip(runs) {
+                if runs.is_empty() {
+                    continue;
+                }
+                let m = |k: usize, j: usize| stats(&runs.iter().map(|r| r.hist[k][j] as f64).collect::<Vec<_>>()).0;
+                let sent = stats(&runs.iter().map(|r| r.achieved_per_s / 1e6).collect::<Vec<_>>()).0;
+                let refused = stats(&runs.iter().map(|r| r.refused * 100.0).collect::<Vec<_>>()).0;
+                let saturated = runs.iter().filter(|r| r.saturated()).count();
+                println!(
+                    "{load:>7} {system:<9} {sent:>8.2} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>9.0} {:>9.0} {refused:>7.2}% {saturated:>4}/{}",
+                    m(2, 0),
+                    m(2, 2),
+                    m(2, 3),
+                    m(2, 5),
+                    m(0, 0),
+                    m(1, 0),
+                    runs.len()
+                );
             }
         }
     }
