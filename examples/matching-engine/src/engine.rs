@@ -11,7 +11,7 @@ use crate::types::{
     CancelReason, MAX_ORDER_QTY, OrderId, OrderType, OwnerId, Price, Qty, RejectReason, SelfTradePrevention, Side,
     SymbolId,
 };
-use crate::wire::{OrderMsg, order_kind};
+use crate::wire::{EventMsg, OrderMsg, order_kind};
 
 /// The widest price band a symbol may have, in ticks. Each tick costs two 24-byte levels.
 pub const MAX_BAND_TICKS: u64 = 1 << 24;
@@ -206,6 +206,27 @@ impl Engine {
             order_kind::MODIFY => self.modify(request.order_id, request.price, request.qty, sink),
             _ => reject(sink, request.order_id, RejectReason::Malformed),
         }
+    }
+
+    /// [`apply`](Self::apply) for a pipeline: appends the request's events to `out` as wire
+    /// messages stamped with `input_seq` (the request's position in the engine's input) and
+    /// the request's planned and actual send times, so a market-data subscriber can group
+    /// events by request and measure latency. Everything else in the events is what
+    /// `apply` reports, so replaying the same requests gives the same bytes bar the times.
+    pub fn apply_stamped(
+        &mut self,
+        request: &OrderMsg,
+        input_seq: u64,
+        out: &mut Vec<EventMsg>,
+    ) -> Result<(), RejectReason> {
+        let first = out.len();
+        let outcome = self.apply(request, out);
+        for event in &mut out[first..] {
+            event.engine_seq = input_seq;
+            event.gateway_ts_ns = request.gateway_ts_ns;
+            event.send_delay_ns = request.send_delay_ns;
+        }
+        outcome
     }
 
     /// Enters a new order: validates it, matches it against the opposite side, then rests,

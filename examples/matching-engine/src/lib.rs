@@ -30,7 +30,8 @@
 //! - [`Event`] and [`EventSink`]: what the engine reports and where; [`EventTally`] counts
 //!   and hashes a stream.
 //! - [`OrderMsg`], [`EventMsg`]: the 64-byte salias wire messages, in and out.
-//! - [`OrderFlow`]: a seeded synthetic workload.
+//! - [`OrderFlow`]: a seeded synthetic workload; [`gateway_requests`] and
+//!   [`pipeline_engine_config`]: the workload and engine of the showcase pipeline.
 //!
 //! # Rules
 //!
@@ -52,6 +53,7 @@ mod event;
 mod generator;
 mod index;
 mod pool;
+mod showcase;
 mod types;
 mod wire;
 
@@ -62,8 +64,9 @@ pub use engine::{
 pub use event::{Event, EventSink, EventTally};
 pub use generator::{FlowConfig, FlowMix, OrderFlow, SplitMix64};
 pub use pool::Order;
+pub use showcase::{gateway_requests, pipeline_engine_config, pipeline_symbols};
 pub use types::{
     CancelReason, MAX_ORDER_QTY, OrderId, OrderType, OwnerId, Price, Qty, RejectReason, SelfTradePrevention, Side,
     SymbolId,
 };
-pub use wire::{EventMsg, OrderMsg, UndecodableEvent, event_kind, order_kind};
+pub use wire::{EventMsg, OrderMsg, UndecodableEvent, WireHash, event_kind, order_kind};

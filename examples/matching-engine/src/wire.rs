@@ -48,12 +48,14 @@ pub struct OrderMsg {
     pub qty: Qty,
     /// The account, for self-trade prevention.
     pub owner: OwnerId,
-    /// When the gateway accepted the request (`CLOCK_MONOTONIC` nanoseconds), for latency.
+    /// When the gateway planned to send the request (`CLOCK_MONOTONIC` nanoseconds), for
+    /// open-loop latency: queueing in the gateway counts from here.
     pub gateway_ts_ns: u64,
     /// Which gateway sent it, so responses can be routed back.
     pub gateway_id: u32,
-    /// Always zero; keeps the layout free of padding.
-    pub reserved2: u32,
+    /// Nanoseconds from `gateway_ts_ns` to the moment the gateway really offered the
+    /// request to the channel (its queueing time), saturating at `u32::MAX` (4.3 s).
+    pub send_delay_ns: u32,
     /// The gateway's own sequence number for the request.
     pub client_seq: u64,
 }
@@ -73,9 +75,78 @@ impl OrderMsg {
         owner: 0,
         gateway_ts_ns: 0,
         gateway_id: 0,
-        reserved2: 0,
+        send_delay_ns: 0,
         client_seq: 0,
     };
+
+    /// The message's bytes in little-endian field order, independent of the host.
+    pub fn to_bytes(&self) -> [u8; 64] {
+        let mut bytes = [0_u8; 64];
+        bytes[0] = self.kind;
+        bytes[1] = self.side;
+        bytes[2] = self.order_type;
+        bytes[3] = self.reserved;
+        bytes[4..8].copy_from_slice(&self.symbol.to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.order_id.to_le_bytes());
+        bytes[16..24].copy_from_slice(&self.price.to_le_bytes());
+        bytes[24..32].copy_from_slice(&self.qty.to_le_bytes());
+        bytes[32..40].copy_from_slice(&self.owner.to_le_bytes());
+        bytes[40..48].copy_from_slice(&self.gateway_ts_ns.to_le_bytes());
+        bytes[48..52].copy_from_slice(&self.gateway_id.to_le_bytes());
+        bytes[52..56].copy_from_slice(&self.send_delay_ns.to_le_bytes());
+        bytes[56..64].copy_from_slice(&self.client_seq.to_le_bytes());
+        bytes
+    }
+
+    /// The message [`to_bytes`](Self::to_bytes) wrote. Any 64 bytes are a message; the
+    /// engine decides whether it makes sense.
+    pub fn from_bytes(bytes: &[u8; 64]) -> OrderMsg {
+        let (words, _) = bytes.as_chunks::<8>();
+        let u64_at = |word: usize| u64::from_le_bytes(words[word]);
+        let [a, b, c, d, e, f, g, h] = words[6];
+        OrderMsg {
+            kind: bytes[0],
+            side: bytes[1],
+            order_type: bytes[2],
+            reserved: bytes[3],
+            symbol: u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+            order_id: u64_at(1),
+            price: i64::from_le_bytes(words[2]),
+            qty: u64_at(3),
+            owner: u64_at(4),
+            gateway_ts_ns: u64_at(5),
+            gateway_id: u32::from_le_bytes([a, b, c, d]),
+            send_delay_ns: u32::from_le_bytes([e, f, g, h]),
+            client_seq: u64_at(7),
+        }
+    }
+
+    /// The request without its timestamps: what determinism is defined over, since the
+    /// times differ from run to run but the engine never reads them.
+    pub fn untimed(&self) -> OrderMsg {
+        OrderMsg {
+            gateway_ts_ns: 0,
+            send_delay_ns: 0,
+            ..*self
+        }
+    }
+
+    /// The request as gateway `gateway` sends it: ids and owners moved into the gateway's
+    /// own range, so that gateways running the same generator never collide (an id keeps
+    /// its low 40 bits; bits 40 and up name the gateway), and `gateway_id` set.
+    pub fn for_gateway(&self, gateway: u32) -> OrderMsg {
+        let prefix = (u64::from(gateway) + 1) << 40;
+        OrderMsg {
+            order_id: self.order_id ^ prefix,
+            owner: if self.kind == order_kind::ADD {
+                self.owner ^ prefix
+            } else {
+                self.owner
+            },
+            gateway_id: gateway,
+            ..*self
+        }
+    }
 
     /// A new order.
     pub fn add(
@@ -121,6 +192,43 @@ impl OrderMsg {
     }
 }
 
+/// A count and a hash of a stream of 64-byte messages, for checking that two processes saw
+/// the same stream. Word-wise (eight multiply-rotate steps per message) so that the engine
+/// and the subscribers can afford it on every message; it detects loss, reordering and
+/// changed bytes, it is not a cryptographic hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireHash {
+    /// Messages folded in.
+    pub count: u64,
+    /// The running hash.
+    pub hash: u64,
+}
+
+impl Default for WireHash {
+    fn default() -> WireHash {
+        WireHash {
+            count: 0,
+            hash: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+}
+
+impl WireHash {
+    /// Folds in one message's bytes.
+    #[inline]
+    pub fn add(&mut self, bytes: &[u8; 64]) {
+        let (words, _) = bytes.as_chunks::<8>();
+        for word in words {
+            // Odd multiplier: a bijection, so any single changed word changes the result;
+            // the rotation carries high bits back down to the low ones.
+            self.hash = (self.hash ^ u64::from_le_bytes(*word))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(29);
+        }
+        self.count += 1;
+    }
+}
+
 /// What an [`EventMsg`] reports; one per [`Event`] variant.
 pub mod event_kind {
     /// [`Event::Accepted`](crate::Event::Accepted).
@@ -152,9 +260,10 @@ pub mod event_kind {
 /// | modified | | | priority kept (0/1) | order | | new price | new qty | |
 /// | book update | level side | | | | | level price | level qty | orders at level |
 ///
-/// `engine_seq` and `gateway_ts_ns` are left zero by [`From<Event>`] and filled in by the
-/// pipeline (an event sequence for gap checks, the causing request's gateway time for
-/// end-to-end latency).
+/// `engine_seq`, `gateway_ts_ns` and `send_delay_ns` are left zero by [`From<Event>`] and
+/// filled in by [`Engine::apply_stamped`](crate::Engine::apply_stamped) (the causing
+/// request's input position, for order checks and replay; its planned and actual send
+/// times, for end-to-end latency).
 #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct EventMsg {
@@ -178,11 +287,12 @@ pub struct EventMsg {
     pub qty: Qty,
     /// Orders at the level, for book updates.
     pub count: u32,
-    /// Always zero; keeps the layout free of padding.
-    pub reserved: u32,
-    /// Engine output sequence, set by the pipeline.
+    /// The causing request's `send_delay_ns`, set by the pipeline.
+    pub send_delay_ns: u32,
+    /// The position of the causing request in the engine's input (0 for the first
+    /// request), set by the pipeline; every event of one request carries the same number.
     pub engine_seq: u64,
-    /// The causing request's gateway timestamp, set by the pipeline.
+    /// The causing request's `gateway_ts_ns` (its planned send time), set by the pipeline.
     pub gateway_ts_ns: u64,
 }
 
@@ -219,7 +329,7 @@ impl EventMsg {
         price: 0,
         qty: 0,
         count: 0,
-        reserved: 0,
+        send_delay_ns: 0,
         engine_seq: 0,
         gateway_ts_ns: 0,
     };
@@ -237,10 +347,19 @@ impl EventMsg {
         bytes[24..32].copy_from_slice(&self.price.to_le_bytes());
         bytes[32..40].copy_from_slice(&self.qty.to_le_bytes());
         bytes[40..44].copy_from_slice(&self.count.to_le_bytes());
-        bytes[44..48].copy_from_slice(&self.reserved.to_le_bytes());
+        bytes[44..48].copy_from_slice(&self.send_delay_ns.to_le_bytes());
         bytes[48..56].copy_from_slice(&self.engine_seq.to_le_bytes());
         bytes[56..64].copy_from_slice(&self.gateway_ts_ns.to_le_bytes());
         bytes
+    }
+
+    /// The event without its timestamps (`engine_seq` stays: it is determined by the input).
+    pub fn untimed(&self) -> EventMsg {
+        EventMsg {
+            gateway_ts_ns: 0,
+            send_delay_ns: 0,
+            ..*self
+        }
     }
 
     /// Decodes the event; fails on an unknown kind, side or reason byte.
@@ -433,6 +552,69 @@ mod tests {
             ..EventMsg::BLANK
         };
         assert!(bad_reason.decode().is_err());
+    }
+
+    #[test]
+    fn order_bytes_round_trip_and_untimed_clears_only_the_times() {
+        let order = OrderMsg {
+            gateway_ts_ns: 123_456_789,
+            gateway_id: 3,
+            send_delay_ns: 0xdead_beef,
+            client_seq: u64::MAX - 1,
+            ..OrderMsg::add(42, 7, Side::Sell, OrderType::FillOrKill, -5, 9, 11)
+        };
+        let bytes = order.to_bytes();
+        assert_eq!(OrderMsg::from_bytes(&bytes), order);
+        assert_eq!(bytes[52..56], 0xdead_beef_u32.to_le_bytes());
+        assert_eq!(std::mem::offset_of!(OrderMsg, send_delay_ns), 52);
+        let untimed = order.untimed();
+        assert_eq!((untimed.gateway_ts_ns, untimed.send_delay_ns), (0, 0));
+        assert_eq!(
+            OrderMsg {
+                gateway_ts_ns: 123_456_789,
+                send_delay_ns: 0xdead_beef,
+                ..untimed
+            },
+            order
+        );
+    }
+
+    #[test]
+    fn gateways_get_disjoint_ids_and_owners() {
+        let add = OrderMsg::add(5, 0, Side::Buy, OrderType::Limit, 100, 1, 2);
+        let (a, b) = (add.for_gateway(0), add.for_gateway(1));
+        assert_ne!(a.order_id, b.order_id);
+        assert_ne!(a.owner, b.owner);
+        assert_eq!(a.order_id & ((1 << 40) - 1), 5);
+        assert_eq!((a.gateway_id, b.gateway_id), (0, 1));
+        // A cancel names the same id its add got.
+        assert_eq!(OrderMsg::cancel(5).for_gateway(1).order_id, b.order_id);
+    }
+
+    #[test]
+    fn wire_hash_sees_order_and_every_word() {
+        let one = EventMsg {
+            kind: 1,
+            ..EventMsg::BLANK
+        }
+        .to_bytes();
+        let two = EventMsg {
+            kind: 2,
+            ..EventMsg::BLANK
+        }
+        .to_bytes();
+        let hash = |messages: &[[u8; 64]]| {
+            let mut h = WireHash::default();
+            messages.iter().for_each(|m| h.add(m));
+            h
+        };
+        assert_ne!(hash(&[one, two]), hash(&[two, one]));
+        assert_eq!(hash(&[one, two]), hash(&[one, two]));
+        for at in 0..64 {
+            let mut changed = one;
+            changed[at] ^= 0x80;
+            assert_ne!(hash(&[changed]).hash, hash(&[one]).hash, "byte {at}");
+        }
     }
 
     #[test]
