@@ -1,7 +1,8 @@
 //! Cross-process throughput and latency of salias, by BENCHMARKING.md.
 //!
 //! Run: `cargo bench --bench ipc` (every ring size, 5 rounds), or add `-- --quick` (1 MiB
-//! rings, 3 rounds, about a minute); `-- --only throughput` or `-- --only latency`.
+//! rings, 3 rounds, about a minute); `-- --only throughput`, `-- --only sizes` (raw frames
+//! of 8 B to 4 KiB) or `-- --only latency`.
 //!
 //! - Every publisher and subscriber is a separate process: this binary re-executes itself
 //!   with a role, pinned to a named core (recorded with every figure).
@@ -20,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use salias::{BusySpin, Channel, Config, Error, Fanout, Fifo, Mode, Mpsc, Ordered, SaliasMessage, Topology};
+use salias::{BusySpin, Bytes, Channel, Config, Error, Fanout, Fifo, Mode, Mpsc, Ordered, SaliasMessage, Topology};
 
 /// 64 bytes: the default message size.
 #[derive(SaliasMessage, Clone, Copy)]
@@ -50,12 +51,19 @@ struct Setup {
     ring: usize,
     batch: usize,
     messages: u64,
+    /// Payload bytes; the `Raw` kind carries raw frames of this size, the others `Msg64`.
+    size: usize,
 }
 
 impl Setup {
     fn label(&self) -> String {
+        let size = if self.kind == "RawFifoMpsc" {
+            format!(" {} B", self.size)
+        } else {
+            String::new()
+        };
         format!(
-            "{} {}P{}S ring {} MiB {}",
+            "{}{size} {}P{}S ring {} MiB {}",
             self.kind,
             self.publishers,
             self.subscribers,
@@ -76,11 +84,13 @@ impl Setup {
             self.ring.to_string(),
             self.batch.to_string(),
             self.messages.to_string(),
+            self.size.to_string(),
         ]
     }
 
     fn from_args(args: &[String]) -> Setup {
         let kind = match args[0].as_str() {
+            "RawFifoMpsc" => "RawFifoMpsc",
             "FifoMpsc" => "FifoMpsc",
             "FifoFanout" => "FifoFanout",
             "OrderedMpsc" => "OrderedMpsc",
@@ -93,6 +103,7 @@ impl Setup {
             ring: args[3].parse().unwrap(),
             batch: args[4].parse().unwrap(),
             messages: args[5].parse().unwrap(),
+            size: args[6].parse().unwrap(),
         }
     }
 }
@@ -247,7 +258,90 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
     println!("RESULT subscriber {index} elapsed_ns {elapsed} received {received}");
 }
 
+/// Raw frames of `size` bytes carry the sequence number in their first 8 bytes (or as
+/// many as fit) and `raw_last_byte` in their last, so both ends of every frame are checked
+/// without touching the bytes between.
+fn raw_last_byte(len: usize, seq: u64) -> u8 {
+    if len > 8 {
+        seq as u8 ^ 0x5a
+    } else {
+        seq.to_le_bytes()[len - 1]
+    }
+}
+
+fn fill_raw(frame: &mut [u8], seq: u64) {
+    let (len, head) = (frame.len(), frame.len().min(8));
+    frame[..head].copy_from_slice(&seq.to_le_bytes()[..head]);
+    if let Some(last) = frame.last_mut() {
+        *last = raw_last_byte(len, seq);
+    }
+}
+
+fn run_raw_publisher(name: &str, setup: &Setup) {
+    let channel = Channel::<Bytes, Fifo, Mpsc>::connect(name).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let barrier = Barrier::open(name);
+    let mut frames = vec![vec![0u8; setup.size]; setup.batch];
+    let (mut attempts, mut seq) = (0u64, 0u64);
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while seq < setup.messages {
+        let count = (setup.messages - seq).min(setup.batch as u64) as usize;
+        for (i, frame) in frames[..count].iter_mut().enumerate() {
+            fill_raw(frame, seq + i as u64);
+        }
+        attempts += 1;
+        let sent = if count == 1 {
+            publisher.offer(&frames[0]).map(|()| 1)
+        } else {
+            publisher.offer_batch(&frames[..count])
+        };
+        match sent {
+            Ok(n) => seq += n as u64,
+            Err(Error::Backpressured) => std::hint::spin_loop(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let elapsed = now_ns() - started;
+    println!(
+        "RESULT publisher 0 elapsed_ns {elapsed} attempts {attempts} refused {}",
+        publisher.backpressured()
+    );
+}
+
+fn run_raw_subscriber(name: &str, setup: &Setup) {
+    let channel = Channel::<Bytes, Fifo, Mpsc>::connect(name).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let barrier = Barrier::open(name);
+    let mut received = 0u64;
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while received < setup.messages {
+        subscriber
+            .poll(256, |_, frame| {
+                assert_eq!(frame.len(), setup.size, "wrong length");
+                let head = frame.len().min(8);
+                assert_eq!(frame[..head], received.to_le_bytes()[..head], "lost or reordered");
+                assert_eq!(
+                    frame[frame.len() - 1],
+                    raw_last_byte(frame.len(), received),
+                    "corrupted"
+                );
+                received += 1;
+            })
+            .unwrap();
+    }
+    let elapsed = now_ns() - started;
+    println!("RESULT subscriber 0 elapsed_ns {elapsed} received {received}");
+}
+
 fn dispatch(role: &str, name: &str, setup: &Setup, index: u64) {
+    if setup.kind == "RawFifoMpsc" {
+        return match role {
+            "publisher" => run_raw_publisher(name, setup),
+            _ => run_raw_subscriber(name, setup),
+        };
+    }
     macro_rules! run {
         ($m:ty, $k:ty) => {
             match role {
@@ -270,6 +364,9 @@ fn create_channel(name: &str, setup: &Setup) -> Box<dyn std::any::Any> {
         .producers(setup.publishers)
         .subscribers(setup.subscribers);
     match setup.kind {
+        "RawFifoMpsc" => {
+            Box::new(Channel::<Bytes, Fifo, Mpsc>::create(&config.max_message_size(setup.size.max(1))).unwrap())
+        }
         "FifoMpsc" => Box::new(Channel::<Msg64, Fifo, Mpsc>::create(&config).unwrap()),
         "FifoFanout" => Box::new(Channel::<Msg64, Fifo, Fanout>::create(&config).unwrap()),
         "OrderedMpsc" => Box::new(Channel::<Msg64, Ordered, Mpsc>::create(&config).unwrap()),
@@ -464,8 +561,8 @@ fn main() {
             "pong" => run_pong(name),
             "floor-pong" => run_floor_pong(name),
             _ => {
-                let setup = Setup::from_args(&args[6..12]);
-                dispatch(role, name, &setup, args[12].parse().unwrap());
+                let setup = Setup::from_args(&args[6..13]);
+                dispatch(role, name, &setup, args[13].parse().unwrap());
             }
         }
         return;
@@ -477,8 +574,9 @@ fn main() {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .cloned();
-    let run_throughput = only.as_deref() != Some("latency");
-    let run_latency = only.as_deref() != Some("throughput");
+    let run_throughput = only.is_none() || only.as_deref() == Some("throughput");
+    let run_sizes = only.is_none() || only.as_deref() == Some("sizes");
+    let run_latency = only.is_none() || only.as_deref() == Some("latency");
     let rounds = if quick { 3 } else { 5 };
     let messages = if quick { 2_000_000 } else { 10_000_000 };
     let rings: &[usize] = if quick {
@@ -502,9 +600,26 @@ fn main() {
                         ring,
                         batch,
                         messages,
+                        size: size_of::<Msg64>(),
                     });
                 }
             }
+        }
+    }
+
+    // Message size sweep: raw frames, FIFO 1P1S, 4 MiB ring (room for 1000 of the largest).
+    let mut size_setups = Vec::new();
+    for size in [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096] {
+        for batch in [1, 16] {
+            size_setups.push(Setup {
+                kind: "RawFifoMpsc",
+                publishers: 1,
+                subscribers: 1,
+                ring: 4 << 20,
+                batch,
+                messages: (messages * 64 / size as u64).clamp(messages / 8, messages),
+                size,
+            });
         }
     }
 
@@ -563,6 +678,49 @@ fn main() {
             setup.label(),
             runs[0].placement
         );
+    }
+
+    let mut size_results: Vec<Vec<Run>> = size_setups.iter().map(|_| Vec::new()).collect();
+    for round in 0..if run_sizes { rounds } else { 0 } {
+        for (setup, runs) in size_setups.iter().zip(size_results.iter_mut()) {
+            let run = throughput_run(setup, round);
+            writeln!(
+                out,
+                "{{\"bench\":\"size\",\"label\":{:?},\"round\":{round},\"message_bytes\":{},\"batch\":{},\"messages_per_publisher\":{},\"published_per_s\":{:.0},\"delivered_per_s\":{:.0},\"delivered_bytes_per_s\":{:.0},\"refused_fraction\":{:.6},\"placement\":{:?}}}",
+                setup.label(),
+                setup.size,
+                setup.batch,
+                setup.messages,
+                run.published_per_s,
+                run.delivered_per_s,
+                run.delivered_per_s * setup.size as f64,
+                run.refused,
+                run.placement
+            )
+            .unwrap();
+            runs.push(run);
+        }
+        eprintln!(
+            "size sweep round {}/{rounds} done after {:?}",
+            round + 1,
+            started.elapsed()
+        );
+    }
+    if run_sizes {
+        println!(
+            "\n{:<42} {:>24} {:>10} {:>9}  placement",
+            "message size sweep (raw frames)", "delivered M/s med [min,max]", "GB/s", "refused"
+        );
+        for (setup, runs) in size_setups.iter().zip(&size_results) {
+            let (d, d_min, d_max) = stats(&runs.iter().map(|r| r.delivered_per_s / 1e6).collect::<Vec<_>>());
+            let (refused, _, _) = stats(&runs.iter().map(|r| r.refused * 100.0).collect::<Vec<_>>());
+            println!(
+                "{:<42} {d:>8.1} [{d_min:>5.1},{d_max:>5.1}] {:>10.2} {refused:>8.2}%  {}",
+                setup.label(),
+                d * setup.size as f64 / 1e3,
+                runs[0].placement
+            );
+        }
     }
 
     if !run_latency {
