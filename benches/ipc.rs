@@ -2,7 +2,8 @@
 //!
 //! Run: `cargo bench --bench ipc` (every ring size, 5 rounds), or add `-- --quick` (1 MiB
 //! rings, 3 rounds, about a minute); `-- --only throughput`, `-- --only sizes` (raw frames
-//! of 8 B to 4 KiB) or `-- --only latency`.
+//! of 8 B to 4 KiB), `-- --only stress` (4 and 8 publishers into 64 KiB rings) or
+//! `-- --only latency`.
 //!
 //! - Every publisher and subscriber is a separate process: this binary re-executes itself
 //!   with a role, pinned to a named core (recorded with every figure).
@@ -21,7 +22,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use salias::{BusySpin, Bytes, Channel, Config, Error, Fanout, Fifo, Mode, Mpsc, Ordered, SaliasMessage, Topology};
+use salias::{
+    BusySpin, Bytes, Channel, Config, Error, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, SaliasMessage, Topology,
+};
 
 /// 64 bytes: the default message size.
 #[derive(SaliasMessage, Clone, Copy)]
@@ -62,12 +65,16 @@ impl Setup {
         } else {
             String::new()
         };
+        let ring = if self.ring >= 1 << 20 {
+            format!("{} MiB", self.ring >> 20)
+        } else {
+            format!("{} KiB", self.ring >> 10)
+        };
         format!(
-            "{}{size} {}P{}S ring {} MiB {}",
+            "{}{size} {}P{}S ring {ring} {}",
             self.kind,
             self.publishers,
             self.subscribers,
-            self.ring >> 20,
             if self.batch > 1 {
                 format!("batch {}", self.batch)
             } else {
@@ -196,6 +203,19 @@ impl Barrier {
 // ---------------------------------------------------------------------------------------
 // Roles
 
+/// Ring size of the multi-producer stress runs. Their processes outnumber the cores, so a
+/// refused publisher, or a subscriber that found nothing, yields its core instead of
+/// spinning through the rest of its time slice.
+const STRESS_RING: usize = 64 << 10;
+
+fn backed_off(setup: &Setup) {
+    if setup.ring == STRESS_RING {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
 fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
     let channel = Channel::<Msg64, M, K>::connect(name).unwrap();
     let mut publisher = channel.publisher().unwrap();
@@ -213,14 +233,14 @@ fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
             attempts += 1;
             match publisher.offer_batch(&batch[..count]) {
                 Ok(n) => seq += n as u64,
-                Err(Error::Backpressured) => std::hint::spin_loop(),
+                Err(Error::Backpressured) => backed_off(setup),
                 Err(e) => panic!("{e}"),
             }
         } else {
             attempts += 1;
             match publisher.offer(&Msg64::new(index, seq)) {
                 Ok(()) => seq += 1,
-                Err(Error::Backpressured) => std::hint::spin_loop(),
+                Err(Error::Backpressured) => backed_off(setup),
                 Err(e) => panic!("{e}"),
             }
         }
@@ -232,18 +252,29 @@ fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
     );
 }
 
-fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
+/// `sequence_of` gives an ordered message's global sequence number, checked to run 0, 1,
+/// 2, … with no gap or repeat; FIFO kinds pass a function that returns `None`.
+fn run_subscriber<M: Mode, K: Topology>(
+    name: &str,
+    setup: &Setup,
+    index: u64,
+    sequence_of: fn(&MessageInfo<M>) -> Option<u64>,
+) {
     let channel = Channel::<Msg64, M, K>::connect(name).unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     let barrier = Barrier::open(name);
     let total = setup.messages * setup.publishers as u64;
     let mut next = vec![0u64; setup.publishers as usize];
-    let (mut received, mut checksum) = (0u64, 0u64);
+    let (mut received, mut checksum, mut next_sequence) = (0u64, 0u64, 0u64);
     barrier.arrive_and_wait();
     let started = now_ns();
     while received < total {
-        received += subscriber
-            .poll(256, |_, m| {
+        let polled = subscriber
+            .poll(256, |info, m| {
+                if let Some(sequence) = sequence_of(&info) {
+                    assert_eq!(sequence, next_sequence, "global sequence has a gap or repeat");
+                    next_sequence += 1;
+                }
                 let producer = m.producer as usize;
                 assert_eq!(m.seq, next[producer], "lost or reordered");
                 assert_eq!(m.words[5], m.seq ^ m.producer, "corrupted");
@@ -251,6 +282,10 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
                 checksum = checksum.wrapping_add(m.seq);
             })
             .unwrap() as u64;
+        received += polled;
+        if polled == 0 {
+            backed_off(setup);
+        }
     }
     let elapsed = now_ns() - started;
     let expected = setup.publishers as u64 * (setup.messages * (setup.messages - 1) / 2);
@@ -343,18 +378,18 @@ fn dispatch(role: &str, name: &str, setup: &Setup, index: u64) {
         };
     }
     macro_rules! run {
-        ($m:ty, $k:ty) => {
+        ($m:ty, $k:ty, $sequence_of:expr) => {
             match role {
                 "publisher" => run_publisher::<$m, $k>(name, setup, index),
-                _ => run_subscriber::<$m, $k>(name, setup, index),
+                _ => run_subscriber::<$m, $k>(name, setup, index, $sequence_of),
             }
         };
     }
     match setup.kind {
-        "FifoMpsc" => run!(Fifo, Mpsc),
-        "FifoFanout" => run!(Fifo, Fanout),
-        "OrderedMpsc" => run!(Ordered, Mpsc),
-        _ => run!(Ordered, Fanout),
+        "FifoMpsc" => run!(Fifo, Mpsc, |_| None),
+        "FifoFanout" => run!(Fifo, Fanout, |_| None),
+        "OrderedMpsc" => run!(Ordered, Mpsc, |info| Some(info.sequence())),
+        _ => run!(Ordered, Fanout, |info| Some(info.sequence())),
     }
 }
 
@@ -576,6 +611,7 @@ fn main() {
         .cloned();
     let run_throughput = only.is_none() || only.as_deref() == Some("throughput");
     let run_sizes = only.is_none() || only.as_deref() == Some("sizes");
+    let run_stress = only.is_none() || only.as_deref() == Some("stress");
     let run_latency = only.is_none() || only.as_deref() == Some("latency");
     let rounds = if quick { 3 } else { 5 };
     let messages = if quick { 2_000_000 } else { 10_000_000 };
@@ -620,6 +656,26 @@ fn main() {
                 messages: (messages * 64 / size as u64).clamp(messages / 8, messages),
                 size,
             });
+        }
+    }
+
+    // Multi-producer stress: more publisher processes than cores, a 64 KiB ring each so
+    // offers are refused often (refused publishers yield), every message checked (and the
+    // global order, for Ordered).
+    let mut stress_setups = Vec::new();
+    for kind in ["FifoMpsc", "OrderedMpsc"] {
+        for publishers in [4, 8] {
+            for batch in [1, 16] {
+                stress_setups.push(Setup {
+                    kind,
+                    publishers,
+                    subscribers: 1,
+                    ring: STRESS_RING,
+                    batch,
+                    messages: messages / 20,
+                    size: size_of::<Msg64>(),
+                });
+            }
         }
     }
 
@@ -718,6 +774,45 @@ fn main() {
                 "{:<42} {d:>8.1} [{d_min:>5.1},{d_max:>5.1}] {:>10.2} {refused:>8.2}%  {}",
                 setup.label(),
                 d * setup.size as f64 / 1e3,
+                runs[0].placement
+            );
+        }
+    }
+
+    let mut stress_results: Vec<Vec<Run>> = stress_setups.iter().map(|_| Vec::new()).collect();
+    for round in 0..if run_stress { rounds } else { 0 } {
+        for (setup, runs) in stress_setups.iter().zip(stress_results.iter_mut()) {
+            let run = throughput_run(setup, round);
+            writeln!(
+                out,
+                "{{\"bench\":\"stress\",\"label\":{:?},\"round\":{round},\"kind\":{:?},\"publishers\":{},\"batch\":{},\"ring_bytes\":{},\"messages_per_publisher\":{},\"published_per_s\":{:.0},\"delivered_per_s\":{:.0},\"refused_fraction\":{:.6},\"placement\":{:?}}}",
+                setup.label(),
+                setup.kind,
+                setup.publishers,
+                setup.batch,
+                setup.ring,
+                setup.messages,
+                run.published_per_s,
+                run.delivered_per_s,
+                run.refused,
+                run.placement
+            )
+            .unwrap();
+            runs.push(run);
+        }
+        eprintln!("stress round {}/{rounds} done after {:?}", round + 1, started.elapsed());
+    }
+    if run_stress {
+        println!(
+            "\n{:<42} {:>24} {:>9}  placement",
+            "multi-producer stress (64 KiB rings)", "delivered M/s med [min,max]", "refused"
+        );
+        for (setup, runs) in stress_setups.iter().zip(&stress_results) {
+            let (d, d_min, d_max) = stats(&runs.iter().map(|r| r.delivered_per_s / 1e6).collect::<Vec<_>>());
+            let (refused, _, _) = stats(&runs.iter().map(|r| r.refused * 100.0).collect::<Vec<_>>());
+            println!(
+                "{:<42} {d:>8.2} [{d_min:>5.2},{d_max:>5.2}] {refused:>8.2}%  {}",
+                setup.label(),
                 runs[0].placement
             );
         }
