@@ -587,6 +587,28 @@ fn machine() -> String {
     format!("{cpu}, {} cores, Linux {}", cores(), kernel.trim())
 }
 
+/// Runs every setup once per round, in the same order each round (A B C … A B C …), and
+/// writes one JSON line per run as `record` formats it.
+fn run_rounds(
+    setups: &[Setup],
+    rounds: usize,
+    what: &str,
+    started: Instant,
+    out: &mut std::fs::File,
+    record: impl Fn(&Setup, &Run, usize) -> String,
+) -> Vec<Vec<Run>> {
+    let mut results: Vec<Vec<Run>> = setups.iter().map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        for (setup, runs) in setups.iter().zip(results.iter_mut()) {
+            let run = throughput_run(setup, round);
+            writeln!(out, "{}", record(setup, &run, round)).unwrap();
+            runs.push(run);
+        }
+        eprintln!("{what}round {}/{rounds} done after {:?}", round + 1, started.elapsed());
+    }
+    results
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() >= 5 && args[1] == "--role" {
@@ -702,12 +724,14 @@ fn main() {
     );
 
     let started = Instant::now();
-    let mut results: Vec<Vec<Run>> = setups.iter().map(|_| Vec::new()).collect();
-    for round in 0..if run_throughput { rounds } else { 0 } {
-        for (setup, runs) in setups.iter().zip(results.iter_mut()) {
-            let run = throughput_run(setup, round);
-            writeln!(
-                out,
+    let results = run_rounds(
+        &setups,
+        if run_throughput { rounds } else { 0 },
+        "",
+        started,
+        &mut out,
+        |setup, run, round| {
+            format!(
                 "{{\"bench\":\"throughput\",\"label\":{:?},\"round\":{round},\"messages_per_publisher\":{},\"published_per_s\":{:.0},\"delivered_per_s\":{:.0},\"refused_fraction\":{:.6},\"placement\":{:?}}}",
                 setup.label(),
                 setup.messages,
@@ -716,11 +740,8 @@ fn main() {
                 run.refused,
                 run.placement
             )
-            .unwrap();
-            runs.push(run);
-        }
-        eprintln!("round {}/{rounds} done after {:?}", round + 1, started.elapsed());
-    }
+        },
+    );
     println!(
         "\n{:<38} {:>24} {:>24} {:>9}  placement (role@core)",
         "throughput, 64-byte messages", "published M/s med [min,max]", "delivered M/s med [min,max]", "refused"
@@ -736,12 +757,14 @@ fn main() {
         );
     }
 
-    let mut size_results: Vec<Vec<Run>> = size_setups.iter().map(|_| Vec::new()).collect();
-    for round in 0..if run_sizes { rounds } else { 0 } {
-        for (setup, runs) in size_setups.iter().zip(size_results.iter_mut()) {
-            let run = throughput_run(setup, round);
-            writeln!(
-                out,
+    let size_results = run_rounds(
+        &size_setups,
+        if run_sizes { rounds } else { 0 },
+        "size sweep ",
+        started,
+        &mut out,
+        |setup, run, round| {
+            format!(
                 "{{\"bench\":\"size\",\"label\":{:?},\"round\":{round},\"message_bytes\":{},\"batch\":{},\"messages_per_publisher\":{},\"published_per_s\":{:.0},\"delivered_per_s\":{:.0},\"delivered_bytes_per_s\":{:.0},\"refused_fraction\":{:.6},\"placement\":{:?}}}",
                 setup.label(),
                 setup.size,
@@ -753,15 +776,8 @@ fn main() {
                 run.refused,
                 run.placement
             )
-            .unwrap();
-            runs.push(run);
-        }
-        eprintln!(
-            "size sweep round {}/{rounds} done after {:?}",
-            round + 1,
-            started.elapsed()
-        );
-    }
+        },
+    );
     if run_sizes {
         println!(
             "\n{:<42} {:>24} {:>10} {:>9}  placement",
@@ -779,12 +795,14 @@ fn main() {
         }
     }
 
-    let mut stress_results: Vec<Vec<Run>> = stress_setups.iter().map(|_| Vec::new()).collect();
-    for round in 0..if run_stress { rounds } else { 0 } {
-        for (setup, runs) in stress_setups.iter().zip(stress_results.iter_mut()) {
-            let run = throughput_run(setup, round);
-            writeln!(
-                out,
+    let stress_results = run_rounds(
+        &stress_setups,
+        if run_stress { rounds } else { 0 },
+        "stress ",
+        started,
+        &mut out,
+        |setup, run, round| {
+            format!(
                 "{{\"bench\":\"stress\",\"label\":{:?},\"round\":{round},\"kind\":{:?},\"publishers\":{},\"batch\":{},\"ring_bytes\":{},\"messages_per_publisher\":{},\"published_per_s\":{:.0},\"delivered_per_s\":{:.0},\"refused_fraction\":{:.6},\"placement\":{:?}}}",
                 setup.label(),
                 setup.kind,
@@ -797,11 +815,8 @@ fn main() {
                 run.refused,
                 run.placement
             )
-            .unwrap();
-            runs.push(run);
-        }
-        eprintln!("stress round {}/{rounds} done after {:?}", round + 1, started.elapsed());
-    }
+        },
+    );
     if run_stress {
         println!(
             "\n{:<42} {:>24} {:>9}  placement",
