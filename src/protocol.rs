@@ -3,8 +3,9 @@
 //! Every step that orders memory between processes lives here, generic over the atomic
 //! [`Word`]. Channels run these steps on shared memory with `std` atomics; the loom models
 //! in `tests/loom.rs` (built with `--cfg loom`) run the very same functions on a
-//! heap-backed ring with loom's atomics, which explore every interleaving and weak-memory
-//! outcome the orderings allow. Each `SYNC POINT` names both ends of an ordering pair.
+//! heap-backed ring with loom's atomics, which explore their interleavings and weak-memory
+//! outcomes within a preemption bound. Each `SYNC POINT` names both ends of an ordering
+//! pair.
 
 use std::sync::atomic::Ordering;
 

@@ -3,7 +3,8 @@
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
 //! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
-//! headers and payloads, so loom reports any interleaving or weak-memory outcome in which
+//! headers and payloads, so loom reports an interleaving or weak-memory outcome (among those
+//! it explores: bounded preemptions, no load buffering) in which
 //! a subscriber reads a frame the publisher is still writing, or a publisher overwrites
 //! one a subscriber has not released. Positions count frames (one slot each) instead of
 //! bytes; the protocol steps and their orderings are the channel's.
