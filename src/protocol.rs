@@ -14,8 +14,6 @@ use crate::layout::{COMMIT_KEY, CURSOR_IDLE, MAX_POSITION, PENDING_NONE, PENDING
 
 /// A 64-bit atomic word and the fence of the same memory model.
 pub trait Word {
-    /// Creates a word holding `value`.
-    fn new(value: u64) -> Self;
     /// Atomic load.
     fn load(&self, order: Ordering) -> u64;
     /// Atomic store.
@@ -27,10 +25,6 @@ pub trait Word {
 }
 
 impl Word for std::sync::atomic::AtomicU64 {
-    #[inline(always)]
-    fn new(value: u64) -> Self {
-        std::sync::atomic::AtomicU64::new(value)
-    }
     #[inline(always)]
     fn load(&self, order: Ordering) -> u64 {
         self.load(order)
@@ -51,9 +45,6 @@ impl Word for std::sync::atomic::AtomicU64 {
 
 #[cfg(loom)]
 impl Word for loom::sync::atomic::AtomicU64 {
-    fn new(value: u64) -> Self {
-        loom::sync::atomic::AtomicU64::new(value)
-    }
     fn load(&self, order: Ordering) -> u64 {
         self.load(order)
     }

@@ -520,10 +520,11 @@ unsafe fn write_payload<T: Payload, M: Mode>(src: *const u8, payload: *mut u8, l
     const WORD: usize = 8;
     if T::FIXED_LEN.is_some() && len.is_multiple_of(WORD) && len <= 4 * LINE {
         // A small typed message: whole words, last first, so the commit line comes last.
-        // Volatile keeps the compiler from reordering or merging the stores; the payload
-        // area is 8-aligned (frames are, and the header is 16 bytes).
+        // Volatile keeps the compiler from reordering or merging the stores.
         for word in (0..len / WORD).rev() {
-            // SAFETY: word `word` lies inside the `len` bytes of both ranges.
+            // SAFETY: word `word` lies inside the `len` bytes of both ranges (`len` is a
+            // multiple of 8). The source is read unaligned; the destination is 8-aligned,
+            // as frames start 8-aligned and the 16-byte header keeps the payload so.
             unsafe {
                 let value = src.add(word * WORD).cast::<u64>().read_unaligned();
                 payload.add(word * WORD).cast::<u64>().write_volatile(value);
