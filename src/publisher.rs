@@ -397,17 +397,21 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
 }
 
 impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
-    /// Fault injection for crash tests: reserves room for a frame, takes the next global
-    /// sequence number and writes half a header, exactly as a publish would up to that
-    /// point, then kills this process with SIGKILL before committing. Not for production.
+    /// Fault injection for crash tests: reserves room for a frame (waiting out
+    /// backpressure), takes the next global sequence number and writes half a header,
+    /// exactly as a publish would up to that point, then kills this process with SIGKILL
+    /// before committing. Not for production.
     #[doc(hidden)]
     pub fn __take_sequence_then_die(&mut self) -> ! {
         let frame = Frame::<T, M>::len(T::FIXED_LEN.unwrap_or(0)) as u64;
-        if let Ok(pos) = self.reserve(frame) {
-            self.take_sequence(1);
-            // SAFETY: the length field lies inside the frame just reserved.
-            unsafe { self.frame_at(pos).add(FRAME_LEN_OFFSET).cast::<u32>().write(0xdead) };
-        }
+        // Wait out backpressure: dying without a number would leave no gap to report.
+        let pos = match self.block(None, |p| p.reserve(frame)) {
+            Ok(pos) => pos,
+            Err(e) => panic!("fault injection could not reserve a frame: {e}"),
+        };
+        self.take_sequence(1);
+        // SAFETY: the length field lies inside the frame just reserved.
+        unsafe { self.frame_at(pos).add(FRAME_LEN_OFFSET).cast::<u32>().write(0xdead) };
         // SAFETY: raise has no memory-safety preconditions.
         unsafe { libc::raise(libc::SIGKILL) };
         unreachable!("SIGKILL cannot be caught")

@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -271,11 +272,16 @@ fn crash_ordered_publisher_killed_holding_sequence() {
                     continue;
                 }
                 let deadline = Instant::now() + WATCHDOG;
-                while victim.0.try_wait().unwrap().is_none() {
+                let status = loop {
+                    if let Some(status) = victim.0.try_wait().unwrap() {
+                        break status;
+                    }
                     assert!(Instant::now() < deadline, "watchdog: victim never died");
                     std::thread::sleep(Duration::from_micros(200));
-                }
+                };
                 let died = Instant::now();
+                // Anything but its own SIGKILL means it died without holding a number.
+                assert_eq!(status.signal(), Some(libc::SIGKILL), "victim failed: {status}");
                 sure_gaps += 1;
                 // Both subscribers must report the number the victim died holding.
                 let mut reported = [false; 2];
