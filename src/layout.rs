@@ -33,7 +33,7 @@ use crate::config::{MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS};
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 2;
 
 /// `Header::state` once the channel can be connected to.
 pub(crate) const STATE_READY: u32 = 1;
@@ -139,13 +139,7 @@ pub(crate) struct Hot {
 }
 
 /// Lets a subscriber sleep in the kernel until a publisher commits.
-#[repr(C)]
-pub(crate) struct WakeWord {
-    /// Number of subscribers asleep or about to sleep.
-    pub sleepers: AtomicU32,
-    /// Futex word: bumped by a publisher that saw sleepers.
-    pub seq: AtomicU32,
-}
+pub(crate) type WakeWord = crate::protocol::WakeWords<AtomicU32>;
 
 /// Progress a publisher reports about its ring; written only by the slot's holder.
 #[repr(C)]

@@ -75,7 +75,7 @@ pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
 pub use salias_derive::SaliasMessage;
 pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
-pub use wait::{Adaptive, BusySpin, Park, SpinThenYield, WaitStrategy};
+pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 
 /// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to
 /// use it as a field inside a salias message.

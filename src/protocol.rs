@@ -335,3 +335,119 @@ pub fn find_gap<'w, W: Word + 'w, H: RingHeads>(
     }
     Ok((end > wanted).then_some(end))
 }
+
+// ---------------------------------------------------------------------------------------
+// Sleeping subscribers and the publishers that wake them
+
+/// A 32-bit atomic word (the futex width) and the fence a publisher runs before it looks
+/// for sleepers.
+pub trait Word32 {
+    /// Atomic load.
+    fn load(&self, order: Ordering) -> u32;
+    /// Atomic swap, returning the previous value.
+    fn swap(&self, value: u32, order: Ordering) -> u32;
+    /// Atomic add, returning the previous value.
+    fn fetch_add(&self, value: u32, order: Ordering) -> u32;
+    /// Atomic subtract, returning the previous value.
+    fn fetch_sub(&self, value: u32, order: Ordering) -> u32;
+    /// Between a publisher's commits and its look for sleepers. On shared memory only the
+    /// compiler is fenced: a sleeper's process-wide barrier (membarrier) supplies the
+    /// hardware fence on the publisher's behalf. The loom models, which cannot express
+    /// that barrier, put a SeqCst fence on both sides instead.
+    fn publisher_fence();
+}
+
+macro_rules! word32 {
+    ($atomic:ty, $publisher_fence:expr) => {
+        impl Word32 for $atomic {
+            #[inline(always)]
+            fn load(&self, order: Ordering) -> u32 {
+                self.load(order)
+            }
+            #[inline(always)]
+            fn swap(&self, value: u32, order: Ordering) -> u32 {
+                self.swap(value, order)
+            }
+            #[inline(always)]
+            fn fetch_add(&self, value: u32, order: Ordering) -> u32 {
+                self.fetch_add(value, order)
+            }
+            #[inline(always)]
+            fn fetch_sub(&self, value: u32, order: Ordering) -> u32 {
+                self.fetch_sub(value, order)
+            }
+            #[inline(always)]
+            fn publisher_fence() {
+                $publisher_fence
+            }
+        }
+    };
+}
+
+word32!(
+    std::sync::atomic::AtomicU32,
+    std::sync::atomic::compiler_fence(Ordering::SeqCst)
+);
+#[cfg(loom)]
+word32!(
+    loom::sync::atomic::AtomicU32,
+    loom::sync::atomic::fence(Ordering::SeqCst)
+);
+
+/// The words a subscriber sleeps on and publishers wake it through.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct WakeWords<A> {
+    /// Subscribers asleep or about to sleep.
+    pub sleepers: A,
+    /// The futex word: bumped by each publisher that wakes the sleepers.
+    pub seq: A,
+    /// Non-zero once a publisher has taken on waking everyone now asleep; each new sleeper
+    /// clears it. Later publishers skip the wake (a system call) while it is set.
+    pub woken: A,
+}
+
+/// Subscriber, before its last look for messages: announces it is about to sleep and
+/// returns the futex value to sleep on. The caller then runs the sleeper's barrier, looks
+/// once more, and only if it finds nothing sleeps while `seq` still holds that value.
+pub fn announce_sleep<A: Word32>(wake: &WakeWords<A>) -> u32 {
+    // SYNC POINT sleeper-registration (sleeper side): the increment must be visible to a
+    // publisher before our last look for messages, or that publisher may commit, miss us,
+    // and leave us asleep. Pairs with `sleepers_present` across the sleeper's barrier.
+    wake.sleepers.fetch_add(1, Ordering::SeqCst);
+    let seen = wake.seq.load(Ordering::Acquire);
+    // SYNC POINT wake-claim (sleeper side): cleared after reading `seen`, with Release, so
+    // a publisher whose claim reads this clear (`claim_wake`, Acquire) bumps `seq` past
+    // `seen`. A swap, so later sleepers' clears continue this release sequence.
+    wake.woken.swap(0, Ordering::AcqRel);
+    seen
+}
+
+/// Subscriber, after sleeping or deciding not to.
+pub fn leave_sleep<A: Word32>(wake: &WakeWords<A>) {
+    wake.sleepers.fetch_sub(1, Ordering::Release);
+}
+
+/// Publisher, after its commits: whether a subscriber may be asleep. Costs one load of a
+/// line that rarely changes.
+#[inline(always)]
+pub fn sleepers_present<A: Word32>(wake: &WakeWords<A>) -> bool {
+    // SYNC POINT sleeper-registration (publisher side): pairs with `announce_sleep`.
+    A::publisher_fence();
+    wake.sleepers.load(Ordering::Relaxed) != 0
+}
+
+/// Publisher that found sleepers: whether it is the one to wake them. If so it must call
+/// [`bump_wake`] and then wake every futex waiter on `seq`; if not, a publisher that
+/// claimed since the newest sleeper announced itself has done or will do so.
+pub fn claim_wake<A: Word32>(wake: &WakeWords<A>) -> bool {
+    // SYNC POINT wake-claim (publisher side): pairs with the clear in `announce_sleep`.
+    // The plain load first keeps publishers from fighting over the line while the flag
+    // is set.
+    wake.woken.load(Ordering::Relaxed) == 0 && wake.woken.swap(1, Ordering::Acquire) == 0
+}
+
+/// Publisher that claimed the wake: moves the futex word past every sleeper's `seen`.
+pub fn bump_wake<A: Word32>(wake: &WakeWords<A>) {
+    wake.seq.fetch_add(1, Ordering::Release);
+}

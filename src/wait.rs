@@ -5,11 +5,10 @@
 //! publisher commits (subscribers) or for a short nap (publishers), never past the call's
 //! deadline.
 
-use std::sync::atomic::{Ordering, compiler_fence};
 use std::time::{Duration, Instant};
 
 use crate::layout::WakeWord;
-use crate::platform;
+use crate::{platform, protocol};
 
 /// Decides what to do while a blocking call has nothing to do. Implement it to plug in
 /// your own policy; [`Adaptive`] is the default.
@@ -55,12 +54,19 @@ impl WaitStrategy for SpinThenYield {
 
 /// Spins, then yields, then sleeps in the kernel: an idle subscriber costs no CPU and is
 /// woken by the next commit. The default.
+///
+/// The first `short_parks` sleeps last at most [`SHORT_PARK`] each and skip the
+/// process-wide barrier a long sleep needs (see [`Park::park`]); a subscriber that
+/// idles between messages a few microseconds apart sleeps and wakes without it. Only
+/// after those does it sleep up to 100 ms at a time.
 #[derive(Clone, Copy, Debug)]
 pub struct Adaptive {
     /// Spin iterations before yielding.
     pub spins: u32,
     /// Yields before sleeping.
     pub yields: u32,
+    /// Short sleeps before long ones.
+    pub short_parks: u32,
 }
 
 impl Default for Adaptive {
@@ -68,16 +74,20 @@ impl Default for Adaptive {
         Adaptive {
             spins: 2_000,
             yields: 100,
+            short_parks: 20,
         }
     }
 }
 
 impl WaitStrategy for Adaptive {
     fn wait(&mut self, idle: u32, park: &mut Park<'_>) {
+        let yields_end = self.spins.saturating_add(self.yields);
         if idle < self.spins {
             std::hint::spin_loop();
-        } else if idle < self.spins + self.yields {
+        } else if idle < yields_end {
             std::thread::yield_now();
+        } else if idle - yields_end < self.short_parks {
+            park.park(SHORT_PARK);
         } else {
             park.park(Duration::from_millis(100));
         }
@@ -95,6 +105,12 @@ pub struct Park<'a> {
 /// room (subscribers do not wake them), or a kernel without expedited membarrier.
 const NAP: Duration = Duration::from_micros(200);
 
+/// Sleeps up to this long skip the process-wide barrier that makes a publisher's wake-up
+/// certain (it costs microseconds and interrupts every core running a publisher). A
+/// publisher still wakes such a sleeper; only a commit that races the sleeper's last
+/// look can leave it asleep, and then for at most this long.
+pub const SHORT_PARK: Duration = Duration::from_micros(50);
+
 impl<'a> Park<'a> {
     pub(crate) fn new(
         wake: Option<&'a WakeWord>,
@@ -105,7 +121,9 @@ impl<'a> Park<'a> {
     }
 
     /// Sleeps for at most `max` (and never past the call's deadline), returning early when
-    /// woken. The caller re-checks its condition afterwards either way.
+    /// woken. The caller re-checks its condition afterwards either way. A sleep of at most
+    /// [`SHORT_PARK`] is cheaper to enter, and in a rare race with a commit it is not
+    /// woken early.
     pub fn park(&mut self, max: Duration) {
         let mut max = max;
         if let Some(deadline) = self.deadline {
@@ -118,34 +136,33 @@ impl<'a> Park<'a> {
             std::thread::sleep(max.min(NAP));
             return;
         };
-        // SYNC POINT sleeper-registration: our increment must be visible to a publisher
-        // before we re-check for messages, or that publisher may commit, miss us, and
-        // leave us asleep. The publisher's side is only a compiler fence; the heavy
-        // barrier here supplies the hardware fence on its behalf (asymmetric Dekker).
-        wake.sleepers.fetch_add(1, Ordering::SeqCst);
-        let seen = wake.seq.load(Ordering::Acquire);
-        let reliable = platform::heavy_barrier();
+        let seen = protocol::announce_sleep(wake);
+        // The other half of SYNC POINT sleeper-registration: the publisher's side is only a
+        // compiler fence; this barrier supplies the hardware fence on its behalf
+        // (asymmetric Dekker). Short sleeps skip it (see `SHORT_PARK`).
+        let reliable = max > SHORT_PARK && platform::heavy_barrier();
         if !(self.ready)() {
             platform::wait(&wake.seq, seen, if reliable { max } else { max.min(NAP) });
         }
-        wake.sleepers.fetch_sub(1, Ordering::Release);
+        protocol::leave_sleep(wake);
     }
 }
 
-/// The publisher's half of SYNC POINT sleeper-registration: after a commit, wake sleeping
-/// subscribers if there are any. Costs one load of a line that rarely changes.
+/// After a commit, wakes sleeping subscribers if there are any and no other publisher has
+/// already taken that on since they went to sleep.
 #[inline(always)]
 pub(crate) fn wake_subscribers(wake: &WakeWord) {
-    compiler_fence(Ordering::SeqCst);
-    if wake.sleepers.load(Ordering::Relaxed) != 0 {
+    if protocol::sleepers_present(wake) {
         wake_slow(wake);
     }
 }
 
 #[cold]
 fn wake_slow(wake: &WakeWord) {
-    wake.seq.fetch_add(1, Ordering::Release);
-    platform::wake_all(&wake.seq);
+    if protocol::claim_wake(wake) {
+        protocol::bump_wake(wake);
+        platform::wake_all(&wake.seq);
+    }
 }
 
 /// The state of one blocking call between attempts: how long it has been idle and when

@@ -1,5 +1,5 @@
-//! Loom models of the publish/consume protocol, the fanout write limit and join, and the
-//! ordered merge with gap detection.
+//! Loom models of the publish/consume protocol, the fanout write limit and join, the
+//! ordered merge with gap detection, and the sleep/wake handshake.
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
 //! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
@@ -14,7 +14,9 @@
 //! reports concurrent access to a frame), either SeqCst fence of the fanout join (a
 //! joining subscriber reads a frame being overwritten), the sequence `fetch_add` or the
 //! pending-cleared store to Relaxed, ignoring a publisher caught mid-`fetch_add`, or not
-//! bounding a gap by the ring heads (a committed number is declared lost).
+//! bounding a gap by the ring heads (a committed number is declared lost); a sleeper
+//! clearing the wake claim before reading the futex word, or not clearing it, or a
+//! publisher looking for sleepers without its fence (a lost wake-up).
 //!
 //! Run: `scripts/loom` (it sets `RUSTFLAGS="--cfg loom"` and builds in release mode).
 
@@ -22,11 +24,11 @@
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use loom::thread;
 
 use salias::Result;
-use salias::protocol::{self, Head, PublisherView, RingHeads, SequenceWords};
+use salias::protocol::{self, Head, PublisherView, RingHeads, SequenceWords, WakeWords};
 
 const PENDING_NONE: u64 = u64::MAX;
 const CURSOR_IDLE: u64 = u64::MAX;
@@ -476,5 +478,52 @@ fn ordered_gap_is_declared_only_for_the_dead_publishers_number() {
         let mut numbers: Vec<u64> = delivered.iter().map(|&(n, _)| n).chain(lost).collect();
         numbers.sort_unstable();
         assert_eq!(numbers, [0, 1, 2]);
+    });
+}
+
+/// Two publishers each commit a message and wake sleepers; the subscriber sleeps up to
+/// twice. Loom has no futex, so "asleep" is waiting for the futex word to move. A lost
+/// wake-up, the subscriber asleep with both publishers done and the word where it left
+/// it, fails the model. It also covers the wake claim: a publisher skips its wake only
+/// while another's covers every sleeper.
+#[test]
+fn sleeping_subscriber_is_always_woken() {
+    check(|| {
+        let wake = Arc::new(WakeWords::<AtomicU32>::default());
+        let commits = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let done = Arc::new(AtomicU32::new(0));
+        let publishers: Vec<_> = (0..2)
+            .map(|index| {
+                let (wake, commits, done) = (wake.clone(), commits.clone(), done.clone());
+                thread::spawn(move || {
+                    commits[index].store(true, Ordering::Release);
+                    if protocol::sleepers_present(&wake) && protocol::claim_wake(&wake) {
+                        protocol::bump_wake(&wake);
+                    }
+                    done.fetch_add(1, Ordering::Release);
+                })
+            })
+            .collect();
+        let ready = || commits.iter().all(|c| c.load(Ordering::Acquire));
+        for _ in 0..2 {
+            if ready() {
+                break;
+            }
+            let seen = protocol::announce_sleep(&wake);
+            // The sleeper's barrier; the publishers' `publisher_fence` is its other half.
+            fence(Ordering::SeqCst);
+            if !ready() {
+                while wake.seq.load(Ordering::Acquire) == seen {
+                    if done.load(Ordering::Acquire) == 2 {
+                        assert_ne!(wake.seq.load(Ordering::Acquire), seen, "lost wake-up");
+                    }
+                    thread::yield_now();
+                }
+            }
+            protocol::leave_sleep(&wake);
+        }
+        for publisher in publishers {
+            publisher.join().unwrap();
+        }
     });
 }

@@ -209,3 +209,46 @@ impl SplitMix {
         z ^ (z >> 31)
     }
 }
+
+/// A system call strace shows recognisably: a write of `text` to an invalid descriptor.
+pub fn strace_marker(text: &str) {
+    // SAFETY: writing to fd -1 fails with EBADF and touches no memory but `text`.
+    unsafe { libc::write(-1, text.as_ptr().cast(), text.len()) };
+}
+
+/// Runs `test` again, as role "traced", under `strace -f` and returns the traced lines
+/// between its `strace_marker("{tag}-start")` and `strace_marker("{tag}-end")` (marker
+/// lines excluded). `None`, with a printed SKIPPED line, where strace is missing or a
+/// sanitizer runtime would add system calls of its own.
+pub fn traced_section(test: &str, tag: &str) -> Option<Vec<String>> {
+    if let Ok(sanitizer) = std::env::var("SALIAS_SANITIZER") {
+        println!("SKIPPED {test}: the {sanitizer} sanitizer's runtime makes system calls of its own");
+        return None;
+    }
+    if Command::new("strace").arg("-V").output().is_err() {
+        println!("SKIPPED {test}: strace is not installed (apt-get install strace)");
+        return None;
+    }
+    let log = std::env::temp_dir().join(format!("salias-strace-{}-{test}.log", std::process::id()));
+    let status = Command::new("strace")
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .arg(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1", "-q"])
+        .env(ROLE_VAR, "traced")
+        .status()
+        .expect("run strace");
+    assert!(status.success(), "the traced run of {test} failed");
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let start = trace.find(&format!("{tag}-start")).expect("start marker traced");
+    let end = trace.find(&format!("{tag}-end")).expect("end marker traced");
+    Some(
+        trace[start..end]
+            .lines()
+            .skip(1)
+            .filter(|line| !line.contains("write(-1"))
+            .map(str::to_owned)
+            .collect(),
+    )
+}

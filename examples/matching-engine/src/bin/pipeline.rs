@@ -815,6 +815,7 @@ fn run_role(role: &str, base: &str, index: u32, p: &Params) {
                 subscriber.set_wait_strategy(SpinThenNap);
             } else {
                 subscriber.set_wait_strategy(Adaptive {
+                    short_parks: 20,
                     spins: NAP_SPINS,
                     yields: 0,
                 });
