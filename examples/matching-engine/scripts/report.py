@@ -37,7 +37,7 @@ def med(values):
 
 
 def load(path):
-    machine, runs, end, floors = None, [], {}, []
+    machine, runs, end, floors, pacing_floors = None, [], {}, [], []
     for line in path.read_text().splitlines():
         record = json.loads(line)
         if record["type"] == "machine":
@@ -46,6 +46,8 @@ def load(path):
             end = record
         elif record["type"] == "floor":
             floors.append(record)
+        elif record["type"] == "pacing_floor":
+            pacing_floors.append(record)
         elif record["type"] == "run":
             if not record.get("verified"):
                 raise SystemExit(f"{path}: an unverified run is in the data")
@@ -53,6 +55,7 @@ def load(path):
     if machine is None or not runs or end.get("failed", True):
         raise SystemExit(f"{path}: no machine line, no runs, or the sweep did not finish cleanly")
     machine["floors"] = floors
+    machine["pacing_floors"] = pacing_floors
     machine["loadavg_after"] = end["loadavg_after"]
     machine["seconds"] = end["seconds"]
     return machine, runs
@@ -101,6 +104,13 @@ def report(path):
         out[-1] += (
             f" Cache-line floor between cores {floor['cores'][0]} and {floor['cores'][1]} ({floor['when']} the sweep), "
             f"one way: p50 {f['p50']} ns, p99 {f['p99']} ns."
+        )
+    for floor in machine["pacing_floors"]:
+        f = floor["late_ns"]
+        out[-1] += (
+            f" Pacing floor on core {floor['core']}: {floor['threads']} thread(s) waiting by {floor['wait']} for "
+            f"{floor['rate_per_s']:,.0f} planned times a second in total were late by p50 {us(f['p50'])} µs, "
+            f"p99 {us(f['p99'])} µs."
         )
     out.append("")
     out.append("Total latency (request planned → its first event at the subscriber), µs, median over rounds:")

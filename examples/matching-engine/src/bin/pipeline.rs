@@ -10,6 +10,7 @@
 //!                                              alternating, raw data to results/*.jsonl
 //! options: --gateways N (2) --subscribers N (1) --seed N --warmup-ms N (50)
 //!          --gateway-cores 0[,..] --engine-core 1 --subscriber-cores 0[,..]
+//!          --gateway-wait yield|sleep (how a gateway waits for a planned time)
 //!          --subscriber-wait futex|nap (how an idle subscriber waits; the mutex baseline
 //!          always sleeps on its condvar)
 //!          --system salias|mutex|lockfree|all (single run) --record DIR (single run)
@@ -78,8 +79,11 @@ struct Params {
     gateway_cores: Vec<usize>,
     engine_core: usize,
     subscriber_cores: Vec<usize>,
-    /// How an idle subscriber waits: "futex" (sleep until the engine's next publish wakes
-    /// it) or "nap" (sleep 5 µs at a time and look again; the engine never wakes anyone).
+    /// How a gateway waits for a planned time: "yield" or "sleep" (see `wait_until`).
+    gateway_wait: String,
+    /// How an idle subscriber waits: "futex" (yield a few times, then sleep until the
+    /// engine's next publish wakes it) or "nap" (yield a few times, then sleep 5 µs at a
+    /// time and look again; the engine never wakes anyone).
     subscriber_wait: String,
     record: Option<PathBuf>,
 }
@@ -111,7 +115,12 @@ impl Params {
             .collect();
         parts.push(format!("engine@{}", self.engine_core));
         parts.extend((0..self.subscribers).map(|s| format!("subscriber{s}@{}", self.subscriber_core(s))));
-        format!("{} (idle subscriber waits: {})", parts.join(" "), self.subscriber_wait)
+        format!(
+            "{} (gateways wait by: {}; idle subscriber waits: {})",
+            parts.join(" "),
+            self.gateway_wait,
+            self.subscriber_wait
+        )
     }
 
     /// The arguments a child needs to rebuild these parameters.
@@ -136,6 +145,8 @@ impl Params {
             self.engine_core.to_string(),
             "--subscriber-cores".into(),
             list(&self.subscriber_cores),
+            "--gateway-wait".into(),
+            self.gateway_wait.clone(),
             "--subscriber-wait".into(),
             self.subscriber_wait.clone(),
         ];
@@ -170,6 +181,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             gateway_cores: vec![0],
             engine_core: 1.min(cores - 1),
             subscriber_cores: vec![0],
+            gateway_wait: "yield".into(),
             subscriber_wait: "futex".into(),
             record: None,
         },
@@ -223,6 +235,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--engine-core" => p.engine_core = core_list()?[0],
             "--subscriber-cores" => p.subscriber_cores = core_list()?,
             "--record" => p.record = Some(PathBuf::from(value)),
+            "--gateway-wait" => {
+                if !["yield", "sleep"].contains(&value.as_str()) {
+                    return Err(format!("--gateway-wait takes yield or sleep, not {value:?}"));
+                }
+                p.gateway_wait = value.clone();
+            }
             "--subscriber-wait" => {
                 if !["futex", "nap"].contains(&value.as_str()) {
                     return Err(format!("--subscriber-wait takes futex or nap, not {value:?}"));
@@ -362,20 +380,37 @@ trait EventRx {
     fn engine_done(&mut self) -> Option<u64>;
 }
 
+/// Within this much of a planned time a yielding gateway stops sleeping and yields
+/// instead: a timer sleep on the development VM wakes 10 µs late at p50 and 28 µs at p99
+/// (the sweep measures it, `sleep_wake_floor`).
+const YIELD_WINDOW_NS: u64 = 30_000;
+
 /// Waits for a planned send time without holding the core: on two cores the gateways
-/// share one with the subscriber, which must get to run. Sleeps (the thread's timer slack
-/// is cut to 1 ns) unless the time is less than a microsecond away; waking late shows up
-/// as queueing time. Not `sched_yield`: under the EEVDF scheduler a task that yields in a
-/// loop pushes its own deadline out and the subscriber sharing the core can wait
-/// milliseconds for its turn.
-fn wait_until(planned: u64) {
+/// share one with the subscriber, which must get to run. Waking late shows up as queueing
+/// time.
+///
+/// - `yield` (the default): sleep until `YIELD_WINDOW_NS` before the planned time, then
+///   `sched_yield` until it. Two gateways and a subscriber on one core take turns within
+///   microseconds.
+/// - `sleep`: sleep until the planned time (timer slack cut to 1 ns), spinning only the
+///   last microsecond. On the development VM each timer wake-up costs the core about
+///   10 µs, so two gateways sleeping 100,000 times a second in total already saturate
+///   it and fall milliseconds behind.
+fn wait_until(planned: u64, how: &str) {
+    let yielding = how == "yield";
     loop {
         let now = now_ns();
         if now >= planned {
             return;
         }
         let left = planned - now;
-        if left > 1_000 {
+        if yielding {
+            if left > YIELD_WINDOW_NS {
+                std::thread::sleep(Duration::from_nanos(left - YIELD_WINDOW_NS));
+            } else {
+                std::thread::yield_now();
+            }
+        } else if left > 1_000 {
             std::thread::sleep(Duration::from_nanos(left));
         } else {
             std::hint::spin_loop();
@@ -383,18 +418,21 @@ fn wait_until(planned: u64) {
     }
 }
 
-/// An idle subscriber's alternative to a futex: spin a little, then sleep 5 µs at a time
-/// and look again. Nobody has to wake it, so the engine never pays for a wake-up (nor, in
-/// salias, for the process-wide memory barrier a futex sleeper issues before sleeping).
-struct SpinThenNap;
+/// How many times an idle subscriber yields before it sleeps. It shares its core with
+/// the gateways: spinning there would take their turn, and sleeping at once would make
+/// the engine pay for a wake-up after nearly every request.
+const IDLE_YIELDS: u32 = 20;
 
-const NAP_SPINS: u32 = 200;
+/// An idle subscriber's alternative to a futex: yield a few times, then sleep 5 µs at a
+/// time and look again. Nobody has to wake it, so the engine never pays for a wake-up.
+struct YieldThenNap;
+
 const NAP: Duration = Duration::from_micros(5);
 
-impl WaitStrategy for SpinThenNap {
+impl WaitStrategy for YieldThenNap {
     fn wait(&mut self, idle: u32, _park: &mut salias::Park<'_>) {
-        if idle < NAP_SPINS {
-            std::hint::spin_loop();
+        if idle < IDLE_YIELDS {
+            std::thread::yield_now();
         } else {
             std::thread::sleep(NAP);
         }
@@ -422,7 +460,7 @@ fn run_gateway(tx: &mut impl OrderTx, g: u32, p: &Params, requests: &[OrderMsg],
     let mut report = GatewayReport::default();
     for (i, request) in requests.iter().enumerate() {
         let planned = t0 + ((i as u64 * u64::from(p.gateways) + u64::from(g)) as f64 * interval) as u64;
-        wait_until(planned);
+        wait_until(planned, &p.gateway_wait);
         let mut message = OrderMsg {
             gateway_ts_ns: planned,
             ..*request
@@ -812,12 +850,12 @@ fn run_role(role: &str, base: &str, index: u32, p: &Params) {
             let mut subscriber = events.subscriber().expect("market-data subscriber");
             precise_sleep();
             if p.subscriber_wait == "nap" {
-                subscriber.set_wait_strategy(SpinThenNap);
+                subscriber.set_wait_strategy(YieldThenNap);
             } else {
                 subscriber.set_wait_strategy(Adaptive {
-                    short_parks: 20,
-                    spins: NAP_SPINS,
-                    yields: 0,
+                    spins: 0,
+                    yields: IDLE_YIELDS,
+                    ..Adaptive::default()
                 });
             }
             let mut rx = SaliasEventRx {
@@ -1292,11 +1330,11 @@ impl EventRx for RingEventRx {
         count
     }
 
-    /// Like the salias subscriber's strategy: 200 spins, then sleep until woken (or nap).
+    /// Like the salias subscriber's strategy: a few yields, then sleep until woken (or nap).
     fn idle(&mut self) {
         self.idle_polls += 1;
-        if self.idle_polls < NAP_SPINS {
-            std::hint::spin_loop();
+        if self.idle_polls < IDLE_YIELDS {
+            std::thread::yield_now();
             return;
         }
         if self.nap {
@@ -1632,6 +1670,36 @@ fn cache_line_floor(a: usize, b: usize) -> Histogram<u64> {
     ping.join().expect("ping thread")
 }
 
+/// The machine's floor for gateway pacing: `waiters` threads pinned to `core` wait with
+/// the gateways' `wait_until` (`how`: yield or sleep) for planned times that together come
+/// `rate` times a second, for 200 ms. Returns how late they were.
+fn pacing_floor(core: usize, waiters: u64, rate: f64, how: &'static str) -> Histogram<u64> {
+    let interval = 1e9 / rate;
+    let per_waiter = (rate * 0.2) as u64 / waiters;
+    let t0 = now_ns() + 10_000_000;
+    let threads: Vec<_> = (0..waiters)
+        .map(|w| {
+            std::thread::spawn(move || {
+                pin(core);
+                precise_sleep();
+                let mut late = histogram();
+                for i in 0..per_waiter {
+                    let planned = t0 + ((i * waiters + w) as f64 * interval) as u64;
+                    wait_until(planned, how);
+                    late.saturating_record(now_ns() - planned);
+                }
+                late
+            })
+        })
+        .collect();
+    let mut late = histogram();
+    for thread in threads {
+        late.add(thread.join().expect("pacing thread"))
+            .expect("same histogram bounds");
+    }
+    late
+}
+
 fn json_string(s: &str) -> String {
     format!("{s:?}")
 }
@@ -1768,6 +1836,22 @@ fn main() -> ExitCode {
         .expect("write results");
     };
     write_floor(&mut out, "before");
+    for (waiters, how) in [(1, "sleep"), (2, "sleep"), (2, "yield")] {
+        const RATE: f64 = 100_000.0;
+        let core = p.gateway_core(0);
+        let late = pacing_floor(core, waiters, RATE, how);
+        println!(
+            "pacing floor, {waiters} thread(s) on core {core} waiting by {how} for {RATE} planned times/s in total, lateness: {}",
+            percentiles_line(&late)
+        );
+        writeln!(
+            out,
+            "{{\"type\":\"pacing_floor\",\"core\":{core},\"threads\":{waiters},\"wait\":{},\"rate_per_s\":{RATE},\"late_ns\":{}}}",
+            json_string(how),
+            percentiles_json(&late)
+        )
+        .expect("write results");
+    }
     let started = Instant::now();
     let mut run = 0;
     let mut failed = false;
