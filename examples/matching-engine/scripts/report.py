@@ -3,7 +3,8 @@
 
     python3 examples/matching-engine/scripts/report.py [results/pipeline-N.jsonl] [--write]
 
-Without a file it takes the newest results/pipeline-*.jsonl. It prints the Markdown; with
+Without a file it takes the newest results/pipeline-*.jsonl of a sweep without --realtime,
+and then the newest of a sweep with it, if there is one. It prints the Markdown; with
 --write it also replaces the part of README.md between the `results:begin` and
 `results:end` markers. Standard library only.
 
@@ -207,13 +208,22 @@ def report(path):
 def main():
     args = [a for a in sys.argv[1:] if a != "--write"]
     if args:
-        path = pathlib.Path(args[0]).resolve()
+        text = report(pathlib.Path(args[0]).resolve())
     else:
-        candidates = sorted((HERE / "results").glob("pipeline-*.jsonl"))
-        if not candidates:
-            raise SystemExit("no results/pipeline-*.jsonl; run the sweep first")
-        path = candidates[-1]
-    text = report(path)
+        # The newest sweep with the default scheduling, and the newest with --realtime.
+        newest = {}
+        for candidate in sorted((HERE / "results").glob("pipeline-*.jsonl")):
+            machine, _ = load(candidate)
+            newest[machine.get("realtime") is not None] = candidate
+        if False not in newest:
+            raise SystemExit("no results/pipeline-*.jsonl from a sweep without --realtime; run the sweep first")
+        text = report(newest[False])
+        if True in newest:
+            text += (
+                "\n\n#### The same sweep with every role under SCHED_RR (`--realtime`)\n\n"
+                "No ordinary task, kernel threads included, can then take a role's core.\n\n"
+                + report(newest[True])
+            )
     print(text)
     if "--write" in sys.argv:
         readme = HERE / "README.md"

@@ -11,6 +11,9 @@
 //! options: --gateways N (2) --subscribers N (1) --seed N --warmup-ms N (50)
 //!          --gateway-cores 0[,..] --engine-core 1 --subscriber-cores 0[,..]
 //!          --gateway-wait yield|sleep (how a gateway waits for a planned time)
+//!          --realtime PRIORITY (every role under SCHED_RR, so kernel threads cannot take
+//!          a role's core; needs root or CAP_SYS_NICE and util-linux's chrt, and runs
+//!          short enough for the kernel's real-time throttling)
 //!          --subscriber-wait futex|nap (how an idle subscriber waits; the mutex baseline
 //!          always sleeps on its condvar)
 //!          --system salias|mutex|lockfree|all (single run) --record DIR (single run)
@@ -64,6 +67,53 @@ fn pin(core: usize) {
     rustix::thread::sched_setaffinity(None, &set).expect("pin to core");
 }
 
+/// Puts the calling thread under SCHED_RR at `priority`, through util-linux's `chrt`
+/// (the crate has no `unsafe` to call `sched_setscheduler` itself).
+fn round_robin(priority: u32) -> Result<(), String> {
+    let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
+    let output = Command::new("chrt")
+        .args(["-r", "-p", &priority.to_string(), &tid])
+        .output()
+        .map_err(|e| format!("cannot run chrt (util-linux): {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "chrt -r -p {priority} failed ({}); SCHED_RR needs root or CAP_SYS_NICE",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+/// How long real-time tasks may run in a row before the kernel throttles them, with some
+/// margin, in ms; `None` when it does not throttle them.
+fn realtime_limit_ms() -> Option<u64> {
+    let read = |name: &str| -> Option<i64> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let runtime_us = read("sched_rt_runtime_us")?;
+    let period_us = read("sched_rt_period_us")?;
+    if runtime_us < 0 || runtime_us >= period_us {
+        return None;
+    }
+    Some((runtime_us as u64 / 1_000).saturating_sub(100))
+}
+
+/// Pins a role to its core and, with `--realtime`, puts it under SCHED_RR: then no
+/// ordinary task can take the core from it (on the development VM a kernel thread,
+/// `kdamond`, was seen holding the engine's core for 5 ms), and the roles sharing a core
+/// take turns strictly.
+fn place_role(p: &Params, core: usize) {
+    pin(core);
+    if let Some(priority) = p.realtime {
+        round_robin(priority).expect("--realtime");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Parameters
 
@@ -85,6 +135,8 @@ struct Params {
     /// engine's next publish wakes it) or "nap" (yield a few times, then sleep 5 µs at a
     /// time and look again; the engine never wakes anyone).
     subscriber_wait: String,
+    /// SCHED_RR priority for every role.
+    realtime: Option<u32>,
     record: Option<PathBuf>,
 }
 
@@ -115,8 +167,12 @@ impl Params {
             .collect();
         parts.push(format!("engine@{}", self.engine_core));
         parts.extend((0..self.subscribers).map(|s| format!("subscriber{s}@{}", self.subscriber_core(s))));
+        let scheduling = match self.realtime {
+            Some(priority) => format!("every role SCHED_RR {priority}"),
+            None => "every role SCHED_OTHER".into(),
+        };
         format!(
-            "{} (gateways wait by: {}; idle subscriber waits: {})",
+            "{} (gateways wait by: {}; idle subscriber waits: {}; {scheduling})",
             parts.join(" "),
             self.gateway_wait,
             self.subscriber_wait
@@ -150,6 +206,10 @@ impl Params {
             "--subscriber-wait".into(),
             self.subscriber_wait.clone(),
         ];
+        if let Some(priority) = self.realtime {
+            args.push("--realtime".into());
+            args.push(priority.to_string());
+        }
         if let Some(dir) = &self.record {
             args.push("--record".into());
             args.push(dir.display().to_string());
@@ -183,6 +243,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             subscriber_cores: vec![0],
             gateway_wait: "yield".into(),
             subscriber_wait: "futex".into(),
+            realtime: None,
             record: None,
         },
         sweep: false,
@@ -241,6 +302,15 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
                 p.gateway_wait = value.clone();
             }
+            "--realtime" => {
+                p.realtime = Some(
+                    value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=99).contains(n))
+                        .ok_or("--realtime takes a SCHED_RR priority from 1 to 99")?,
+                )
+            }
             "--subscriber-wait" => {
                 if !["futex", "nap"].contains(&value.as_str()) {
                     return Err(format!("--subscriber-wait takes futex or nap, not {value:?}"));
@@ -275,6 +345,16 @@ fn parse(args: &[String]) -> Result<Options, String> {
     }
     if options.sweep && !duration_given {
         options.params.duration_ms = 300;
+    }
+    if options.params.realtime.is_some()
+        && let Some(limit_ms) = realtime_limit_ms()
+        && options.params.duration_ms + options.params.warmup_ms > limit_ms
+    {
+        return Err(format!(
+            "--realtime runs spin under SCHED_RR, and the kernel throttles real-time tasks after \
+             {limit_ms} ms of every second (kernel.sched_rt_runtime_us): use --duration-ms of at most {}",
+            limit_ms.saturating_sub(options.params.warmup_ms)
+        ));
     }
     if options.params.warmup_ms >= options.params.duration_ms {
         return Err("--warmup-ms must be shorter than --duration-ms".into());
@@ -800,7 +880,7 @@ fn run_role(role: &str, base: &str, index: u32, p: &Params) {
     let mut control = control_channel.subscriber().expect("control subscriber");
     match role {
         "gateway" => {
-            pin(p.gateway_core(index));
+            place_role(p, p.gateway_core(index));
             precise_sleep();
             let requests = gateway_requests(p.seed, index, p.per_gateway());
             let channel = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
@@ -817,7 +897,7 @@ fn run_role(role: &str, base: &str, index: u32, p: &Params) {
             );
         }
         "engine" => {
-            pin(p.engine_core);
+            place_role(p, p.engine_core);
             let orders = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
             let events = FifoFanout::<EventMsg>::connect(&names.events).expect("connect events");
             let mut rx = SaliasOrderRx(orders.subscriber().expect("engine subscriber"));
@@ -845,7 +925,7 @@ fn run_role(role: &str, base: &str, index: u32, p: &Params) {
             print_engine_report(&report);
         }
         _ => {
-            pin(p.subscriber_core(index));
+            place_role(p, p.subscriber_core(index));
             let events = FifoFanout::<EventMsg>::connect(&names.events).expect("connect events");
             let mut subscriber = events.subscriber().expect("market-data subscriber");
             precise_sleep();
@@ -1389,7 +1469,7 @@ where
         .map(|(g, mut tx)| {
             let (p, take_t0) = (p.clone(), take_t0.clone());
             std::thread::spawn(move || {
-                pin(p.gateway_core(g as u32));
+                place_role(&p, p.gateway_core(g as u32));
                 precise_sleep();
                 let requests = gateway_requests(p.seed, g as u32, p.per_gateway());
                 let t0 = take_t0();
@@ -1400,7 +1480,7 @@ where
     let engine = {
         let (p, take_t0, done) = (p.clone(), take_t0.clone(), done.clone());
         std::thread::spawn(move || {
-            pin(p.engine_core);
+            place_role(&p, p.engine_core);
             let engine = fresh_engine();
             let t0 = take_t0();
             let report = run_engine(engine, &mut order_rx, &mut event_tx, &p, t0, None);
@@ -1414,7 +1494,7 @@ where
         .map(|(s, mut rx)| {
             let (p, take_t0) = (p.clone(), take_t0.clone());
             std::thread::spawn(move || {
-                pin(p.subscriber_core(s as u32));
+                place_role(&p, p.subscriber_core(s as u32));
                 precise_sleep();
                 let t0 = take_t0();
                 run_subscriber(&mut rx, &p, t0, None)
@@ -1731,6 +1811,14 @@ fn main() -> ExitCode {
         run_role(role, base, *index, &p);
         return ExitCode::SUCCESS;
     }
+    if let Some(priority) = p.realtime {
+        // Find out now, on a throwaway thread, rather than in the middle of a run.
+        let probe = std::thread::spawn(move || round_robin(priority)).join();
+        if let Ok(Err(problem)) = probe {
+            eprintln!("pipeline: --realtime: {problem}");
+            return ExitCode::FAILURE;
+        }
+    }
     if let Some(dir) = &p.record {
         std::fs::create_dir_all(dir).expect("create record directory");
     }
@@ -1793,7 +1881,7 @@ fn main() -> ExitCode {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     writeln!(
         out,
-        "{{\"type\":\"machine\",\"cpu\":{},\"nproc\":{cores},\"kernel\":{},\"loadavg_before\":{},\"command\":{},\"placement\":{},\"gateways\":{},\"subscribers\":{},\"duration_ms\":{},\"warmup_ms\":{},\"rounds\":{},\"quiet_wait_s\":{},\"seed\":{}}}",
+        "{{\"type\":\"machine\",\"cpu\":{},\"nproc\":{cores},\"kernel\":{},\"loadavg_before\":{},\"command\":{},\"placement\":{},\"gateways\":{},\"subscribers\":{},\"duration_ms\":{},\"warmup_ms\":{},\"rounds\":{},\"quiet_wait_s\":{},\"seed\":{},\"realtime\":{}}}",
         json_string(&cpu),
         json_string(&kernel),
         json_string(load.trim()),
@@ -1805,7 +1893,8 @@ fn main() -> ExitCode {
         p.warmup_ms,
         options.rounds,
         options.quiet_wait_s,
-        p.seed
+        p.seed,
+        p.realtime.map_or("null".to_owned(), |priority| priority.to_string())
     )
     .expect("write results");
     println!(
