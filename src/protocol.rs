@@ -5,7 +5,8 @@
 //! in `tests/loom.rs` (built with `--cfg loom`) run the very same functions on a
 //! heap-backed ring with loom's atomics, which explore their interleavings and weak-memory
 //! outcomes within a preemption bound. Each `SYNC POINT` names both ends of an ordering
-//! pair.
+//! pair. The one sequence kept elsewhere is a sleeper's (announce, barrier, last look,
+//! futex wait: `wait::Park::park`), which the sleep model in `tests/loom.rs` follows.
 
 use std::sync::atomic::Ordering;
 
@@ -339,8 +340,8 @@ pub fn find_gap<'w, W: Word + 'w, H: RingHeads>(
 // ---------------------------------------------------------------------------------------
 // Sleeping subscribers and the publishers that wake them
 
-/// A 32-bit atomic word (the futex width) and the fence a publisher runs before it looks
-/// for sleepers.
+/// A 32-bit atomic word (the futex width) and the fences a publisher may run before it
+/// looks for sleepers.
 pub trait Word32 {
     /// Atomic load.
     fn load(&self, order: Ordering) -> u32;
@@ -350,15 +351,18 @@ pub trait Word32 {
     fn fetch_add(&self, value: u32, order: Ordering) -> u32;
     /// Atomic subtract, returning the previous value.
     fn fetch_sub(&self, value: u32, order: Ordering) -> u32;
-    /// Between a publisher's commits and its look for sleepers. On shared memory only the
-    /// compiler is fenced: a sleeper's process-wide barrier (membarrier) supplies the
-    /// hardware fence on the publisher's behalf. The loom models, which cannot express
-    /// that barrier, put a SeqCst fence on both sides instead.
+    /// Between a publisher's commits and its look for sleepers, in a process that
+    /// sleepers' barriers reach. On shared memory only the compiler is fenced: a long
+    /// sleeper's process-wide barrier (membarrier) supplies the hardware fence on the
+    /// publisher's behalf. The loom models, which cannot express that barrier, put a
+    /// SeqCst fence on both sides instead.
     fn publisher_fence();
+    /// A full fence: what a publisher that sleepers' barriers do not reach runs instead.
+    fn full_fence();
 }
 
 macro_rules! word32 {
-    ($atomic:ty, $publisher_fence:expr) => {
+    ($atomic:ty, $publisher_fence:expr, $full_fence:expr) => {
         impl Word32 for $atomic {
             #[inline(always)]
             fn load(&self, order: Ordering) -> u32 {
@@ -380,17 +384,23 @@ macro_rules! word32 {
             fn publisher_fence() {
                 $publisher_fence
             }
+            #[inline(always)]
+            fn full_fence() {
+                $full_fence
+            }
         }
     };
 }
 
 word32!(
     std::sync::atomic::AtomicU32,
-    std::sync::atomic::compiler_fence(Ordering::SeqCst)
+    std::sync::atomic::compiler_fence(Ordering::SeqCst),
+    std::sync::atomic::fence(Ordering::SeqCst)
 );
 #[cfg(loom)]
 word32!(
     loom::sync::atomic::AtomicU32,
+    loom::sync::atomic::fence(Ordering::SeqCst),
     loom::sync::atomic::fence(Ordering::SeqCst)
 );
 
@@ -408,8 +418,10 @@ pub struct WakeWords<A> {
 }
 
 /// Subscriber, before its last look for messages: announces it is about to sleep and
-/// returns the futex value to sleep on. The caller then runs the sleeper's barrier, looks
-/// once more, and only if it finds nothing sleeps while `seq` still holds that value.
+/// returns the futex value to sleep on. The caller then runs the sleeper's barrier (a
+/// long sleep) or not (a short one, which may then miss a racing commit and sleep its
+/// whole length), looks once more, and only if it finds nothing sleeps while `seq` still
+/// holds that value (`wait::Park::park`).
 pub fn announce_sleep<A: Word32>(wake: &WakeWords<A>) -> u32 {
     // SYNC POINT sleeper-registration (sleeper side): the increment must be visible to a
     // publisher before our last look for messages, or that publisher may commit, miss us,
@@ -429,17 +441,25 @@ pub fn leave_sleep<A: Word32>(wake: &WakeWords<A>) {
 }
 
 /// Publisher, after its commits: whether a subscriber may be asleep. Costs one load of a
-/// line that rarely changes.
+/// line that changes only when a subscriber goes to sleep or wakes. `reached` says
+/// whether sleepers' barriers reach this process; if not, it fences for itself.
 #[inline(always)]
-pub fn sleepers_present<A: Word32>(wake: &WakeWords<A>) -> bool {
+pub fn sleepers_present<A: Word32>(wake: &WakeWords<A>, reached: bool) -> bool {
     // SYNC POINT sleeper-registration (publisher side): pairs with `announce_sleep`.
-    A::publisher_fence();
+    if reached {
+        A::publisher_fence();
+    } else {
+        A::full_fence();
+    }
     wake.sleepers.load(Ordering::Relaxed) != 0
 }
 
 /// Publisher that found sleepers: whether it is the one to wake them. If so it must call
-/// [`bump_wake`] and then wake every futex waiter on `seq`; if not, a publisher that
-/// claimed since the newest sleeper announced itself has done or will do so.
+/// [`bump_wake`] and then wake every futex waiter on `seq`; if not, another publisher
+/// claimed after the last clear and wakes every sleeper that took its barrier before
+/// that claim. Should that publisher die or stall between its claim and its wake, those
+/// sleepers sleep until it runs again or their sleep ends (100 ms for `Adaptive`), while
+/// later commits skip the wake: a bounded delay, never a lost message.
 pub fn claim_wake<A: Word32>(wake: &WakeWords<A>) -> bool {
     // SYNC POINT wake-claim (publisher side): pairs with the clear in `announce_sleep`.
     // The plain load first keeps publishers from fighting over the line while the flag
@@ -447,7 +467,8 @@ pub fn claim_wake<A: Word32>(wake: &WakeWords<A>) -> bool {
     wake.woken.load(Ordering::Relaxed) == 0 && wake.woken.swap(1, Ordering::Acquire) == 0
 }
 
-/// Publisher that claimed the wake: moves the futex word past every sleeper's `seen`.
+/// Publisher that claimed the wake: moves the futex word past the `seen` of every sleeper
+/// that cleared the claim before it was taken.
 pub fn bump_wake<A: Word32>(wake: &WakeWords<A>) {
     wake.seq.fetch_add(1, Ordering::Release);
 }

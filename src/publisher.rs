@@ -40,6 +40,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     max_len: usize,
     progress: ShmPtr<Progress>,
     wake: ShmPtr<WakeWord>,
+    /// Whether sleepers' barriers reach this process; if not, it fences before looking
+    /// for sleepers.
+    barrier_reaches_us: bool,
     /// The channel's global sequence (used in Ordered mode only).
     sequence: ShmPtr<AtomicU64>,
     published: u64,
@@ -57,7 +60,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             Role::Publisher,
             (0..shared.producers as usize).map(|p| &*shared.producer_slot(p).holder),
         )?;
-        crate::platform::register_fast_side();
+        let barrier_reaches_us = crate::platform::register_fast_side();
         let release_slot = |shared: &Shared| {
             shared
                 .producer_slot(slot)
@@ -91,6 +94,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             max_len: shared.max_message_len,
             progress,
             wake,
+            barrier_reaches_us,
             sequence,
             published: 0,
             backpressured: 0,
@@ -263,7 +267,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         }
         protocol::report_tail(&progress.tail, self.tail);
         progress.published.store(self.published, Ordering::Relaxed);
-        wait::wake_subscribers(self.wake.get());
+        wait::wake_subscribers(self.wake.get(), self.barrier_reaches_us);
     }
 
     /// Publishes frames of `len(i)` payload bytes written by `write(i, payload)`, for

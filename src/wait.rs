@@ -53,7 +53,7 @@ impl WaitStrategy for SpinThenYield {
 }
 
 /// Spins, then yields, then sleeps in the kernel: an idle subscriber costs no CPU and is
-/// woken by the next commit. The default.
+/// woken by the next commit (a short sleep, rarely, only when it ends). The default.
 ///
 /// The first `short_parks` sleeps last at most [`SHORT_PARK`] each and skip the
 /// process-wide barrier a long sleep needs (see [`Park::park`]); a subscriber that
@@ -149,10 +149,11 @@ impl<'a> Park<'a> {
 }
 
 /// After a commit, wakes sleeping subscribers if there are any and no other publisher has
-/// already taken that on since they went to sleep.
+/// already taken that on since they went to sleep. `reached`: whether sleepers' barriers
+/// reach this process (`platform::register_fast_side`).
 #[inline(always)]
-pub(crate) fn wake_subscribers(wake: &WakeWord) {
-    if protocol::sleepers_present(wake) {
+pub(crate) fn wake_subscribers(wake: &WakeWord, reached: bool) {
+    if protocol::sleepers_present(wake, reached) {
         wake_slow(wake);
     }
 }

@@ -481,11 +481,14 @@ fn ordered_gap_is_declared_only_for_the_dead_publishers_number() {
     });
 }
 
-/// Two publishers each commit a message and wake sleepers; the subscriber sleeps up to
-/// twice. Loom has no futex, so "asleep" is waiting for the futex word to move. A lost
-/// wake-up, the subscriber asleep with both publishers done and the word where it left
-/// it, fails the model. It also covers the wake claim: a publisher skips its wake only
-/// while another's covers every sleeper.
+/// Two publishers each commit a message and wake sleepers; one subscriber sleeps up to
+/// twice, running the steps of `wait::Park::park` in its order (announce, barrier, last
+/// look, sleep) with a SeqCst fence for the barrier. Loom has no futex, so "asleep" is
+/// waiting for the futex word to move. A lost wake-up, the subscriber asleep with both
+/// publishers done and the word where it left it, fails the model. It covers the wake
+/// claim for one sleeper: a publisher skips its wake only after another has claimed it
+/// since the sleeper's last announcement. Several sleepers and a claimant that dies are
+/// not modelled.
 #[test]
 fn sleeping_subscriber_is_always_woken() {
     check(|| {
@@ -497,7 +500,7 @@ fn sleeping_subscriber_is_always_woken() {
                 let (wake, commits, done) = (wake.clone(), commits.clone(), done.clone());
                 thread::spawn(move || {
                     commits[index].store(true, Ordering::Release);
-                    if protocol::sleepers_present(&wake) && protocol::claim_wake(&wake) {
+                    if protocol::sleepers_present(&wake, true) && protocol::claim_wake(&wake) {
                         protocol::bump_wake(&wake);
                     }
                     done.fetch_add(1, Ordering::Release);

@@ -115,18 +115,20 @@ fn expedited_supported() -> bool {
 }
 
 /// Called once per publishing process: lets sleepers' [`heavy_barrier`] reach it.
-pub(crate) fn register_fast_side() {
-    static REGISTERED: OnceLock<()> = OnceLock::new();
-    REGISTERED.get_or_init(|| {
-        if expedited_supported() {
-            let _ = rustix::thread::membarrier(MembarrierCommand::RegisterGlobalExpedited);
-        }
-    });
+/// Returns whether it does; a publisher in a process it does not reach must fence for
+/// itself before it looks for sleepers.
+pub(crate) fn register_fast_side() -> bool {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        expedited_supported() && rustix::thread::membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok()
+    })
 }
 
-/// Orders the caller's earlier stores before every registered process's later loads, as
-/// if each had run a full fence. Returns false where the kernel cannot do it; then a
-/// sleeper must wake up on its own now and then.
+/// Acts as a full fence in every running thread of every registered process, at some
+/// point during the call: so either such a thread's loads after that point see the
+/// caller's earlier stores, or the caller's later loads see that thread's stores from
+/// before it. Returns false where the kernel cannot do it; then a sleeper must wake up on
+/// its own now and then.
 pub(crate) fn heavy_barrier() -> bool {
     expedited_supported() && rustix::thread::membarrier(MembarrierCommand::GlobalExpedited).is_ok()
 }

@@ -40,7 +40,11 @@ pub(crate) fn wait(_word: &AtomicU32, _expected: u32, timeout: Duration) {
 
 pub(crate) fn wake_all(_word: &AtomicU32) {}
 
-pub(crate) fn register_fast_side() {}
+/// Nobody sleeps until woken here (`wait` naps), so publishers need no fence to look for
+/// sleepers.
+pub(crate) fn register_fast_side() -> bool {
+    true
+}
 
 pub(crate) fn heavy_barrier() -> bool {
     false
