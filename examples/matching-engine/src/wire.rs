@@ -81,21 +81,22 @@ impl OrderMsg {
 
     /// The message's bytes in little-endian field order, independent of the host.
     pub fn to_bytes(&self) -> [u8; 64] {
-        let mut bytes = [0_u8; 64];
-        bytes[0] = self.kind;
-        bytes[1] = self.side;
-        bytes[2] = self.order_type;
-        bytes[3] = self.reserved;
-        bytes[4..8].copy_from_slice(&self.symbol.to_le_bytes());
-        bytes[8..16].copy_from_slice(&self.order_id.to_le_bytes());
-        bytes[16..24].copy_from_slice(&self.price.to_le_bytes());
-        bytes[24..32].copy_from_slice(&self.qty.to_le_bytes());
-        bytes[32..40].copy_from_slice(&self.owner.to_le_bytes());
-        bytes[40..48].copy_from_slice(&self.gateway_ts_ns.to_le_bytes());
-        bytes[48..52].copy_from_slice(&self.gateway_id.to_le_bytes());
-        bytes[52..56].copy_from_slice(&self.send_delay_ns.to_le_bytes());
-        bytes[56..64].copy_from_slice(&self.client_seq.to_le_bytes());
-        bytes
+        words_to_bytes(&self.to_words())
+    }
+
+    /// The message as the eight little-endian words of [`to_bytes`](Self::to_bytes),
+    /// without going through bytes.
+    pub fn to_words(&self) -> [u64; 8] {
+        [
+            low_bytes(self.kind, self.side, self.order_type, self.reserved, self.symbol),
+            self.order_id,
+            self.price as u64,
+            self.qty,
+            self.owner,
+            self.gateway_ts_ns,
+            u64::from(self.gateway_id) | u64::from(self.send_delay_ns) << 32,
+            self.client_seq,
+        ]
     }
 
     /// The message [`to_bytes`](Self::to_bytes) wrote. Any 64 bytes are a message; the
@@ -217,16 +218,37 @@ impl WireHash {
     /// Folds in one message's bytes.
     #[inline]
     pub fn add(&mut self, bytes: &[u8; 64]) {
-        let (words, _) = bytes.as_chunks::<8>();
-        for word in words {
+        let mut words = [0_u64; 8];
+        for (word, chunk) in words.iter_mut().zip(bytes.as_chunks::<8>().0) {
+            *word = u64::from_le_bytes(*chunk);
+        }
+        self.add_words(&words);
+    }
+
+    /// Folds in one message given as its eight little-endian words (`to_words`): the same
+    /// result as [`add`](Self::add) of its bytes, without building them.
+    #[inline]
+    pub fn add_words(&mut self, words: &[u64; 8]) {
+        for &word in words {
             // Odd multiplier: a bijection, so any single changed word changes the result;
             // the rotation carries high bits back down to the low ones.
-            self.hash = (self.hash ^ u64::from_le_bytes(*word))
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .rotate_left(29);
+            self.hash = (self.hash ^ word).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
         }
         self.count += 1;
     }
+}
+
+/// The first word of both messages: four tag bytes, then a 32-bit symbol.
+fn low_bytes(a: u8, b: u8, c: u8, d: u8, symbol: u32) -> u64 {
+    u64::from(u32::from_le_bytes([a, b, c, d])) | u64::from(symbol) << 32
+}
+
+fn words_to_bytes(words: &[u64; 8]) -> [u8; 64] {
+    let mut bytes = [0_u8; 64];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    bytes
 }
 
 /// What an [`EventMsg`] reports; one per [`Event`] variant.
@@ -336,21 +358,22 @@ impl EventMsg {
 
     /// The message's bytes in little-endian field order, independent of the host.
     pub fn to_bytes(&self) -> [u8; 64] {
-        let mut bytes = [0_u8; 64];
-        bytes[0] = self.kind;
-        bytes[1] = self.side;
-        bytes[2] = self.reason;
-        bytes[3] = self.flag;
-        bytes[4..8].copy_from_slice(&self.symbol.to_le_bytes());
-        bytes[8..16].copy_from_slice(&self.order_id.to_le_bytes());
-        bytes[16..24].copy_from_slice(&self.other_order_id.to_le_bytes());
-        bytes[24..32].copy_from_slice(&self.price.to_le_bytes());
-        bytes[32..40].copy_from_slice(&self.qty.to_le_bytes());
-        bytes[40..44].copy_from_slice(&self.count.to_le_bytes());
-        bytes[44..48].copy_from_slice(&self.send_delay_ns.to_le_bytes());
-        bytes[48..56].copy_from_slice(&self.engine_seq.to_le_bytes());
-        bytes[56..64].copy_from_slice(&self.gateway_ts_ns.to_le_bytes());
-        bytes
+        words_to_bytes(&self.to_words())
+    }
+
+    /// The message as the eight little-endian words of [`to_bytes`](Self::to_bytes),
+    /// without going through bytes.
+    pub fn to_words(&self) -> [u64; 8] {
+        [
+            low_bytes(self.kind, self.side, self.reason, self.flag, self.symbol),
+            self.order_id,
+            self.other_order_id,
+            self.price as u64,
+            self.qty,
+            u64::from(self.count) | u64::from(self.send_delay_ns) << 32,
+            self.engine_seq,
+            self.gateway_ts_ns,
+        ]
     }
 
     /// The event without its timestamps (`engine_seq` stays: it is determined by the input).
@@ -615,6 +638,34 @@ mod tests {
             changed[at] ^= 0x80;
             assert_ne!(hash(&[changed]).hash, hash(&[one]).hash, "byte {at}");
         }
+    }
+
+    #[test]
+    fn hashing_words_equals_hashing_bytes() {
+        let order = OrderMsg {
+            side: 2,
+            reserved: 7,
+            price: -5,
+            gateway_id: 9,
+            send_delay_ns: u32::MAX,
+            client_seq: 11,
+            ..OrderMsg::add(3, 4, Side::Sell, OrderType::PostOnly, 100, 5, 6)
+        };
+        let event = EventMsg {
+            flag: 1,
+            other_order_id: 8,
+            count: 3,
+            send_delay_ns: 4,
+            engine_seq: 12,
+            ..EventMsg::from(Event::Accepted { order_id: 1, symbol: 2 })
+        };
+        let (mut by_bytes, mut by_words) = (WireHash::default(), WireHash::default());
+        by_bytes.add(&order.to_bytes());
+        by_bytes.add(&event.to_bytes());
+        by_words.add_words(&order.to_words());
+        by_words.add_words(&event.to_words());
+        assert_eq!(by_bytes, by_words);
+        assert_eq!(OrderMsg::from_bytes(&order.to_bytes()), order);
     }
 
     #[test]

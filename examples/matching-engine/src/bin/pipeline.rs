@@ -647,9 +647,9 @@ fn run_engine(
         }
         report.last_done_ns = done_ns;
         // Verification, after the timestamp: it is not the engine's work.
-        report.input.add(&request.untimed().to_bytes());
+        report.input.add_words(&request.untimed().to_words());
         for event in &events {
-            report.output.add(&event.untimed().to_bytes());
+            report.output.add_words(&event.untimed().to_words());
         }
         if let Some(out) = record.as_deref_mut() {
             out.write_all(&request.to_bytes()).expect("record input");
@@ -708,10 +708,10 @@ fn run_subscriber(rx: &mut impl EventRx, p: &Params, t0: u64, mut record: Option
             if event.decode().is_err() {
                 report.undecodable += 1;
             }
-            let untimed = event.untimed().to_bytes();
-            report.output.add(&untimed);
+            let untimed = event.untimed();
+            report.output.add_words(&untimed.to_words());
             if let Some(out) = record.as_deref_mut() {
-                out.write_all(&untimed).expect("record events");
+                out.write_all(&untimed.to_bytes()).expect("record events");
             }
         });
         if polled > 0 {
