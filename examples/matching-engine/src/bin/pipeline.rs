@@ -247,7 +247,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             record: None,
         },
         sweep: false,
-        rates: vec![100_000.0, 500_000.0, 1_000_000.0, 2_000_000.0, 4_000_000.0],
+        rates: vec![100_000.0, 500_000.0, 1_000_000.0, 2_000_000.0, 4_000_000.0, 6_000_000.0],
         rounds: 5,
         quiet_wait_s: 2,
         system: "salias".into(),
