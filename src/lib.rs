@@ -61,6 +61,7 @@ mod platform;
 pub mod protocol;
 mod publisher;
 mod shared;
+mod status;
 mod subscriber;
 mod wait;
 
@@ -74,6 +75,7 @@ pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, 
 pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
 pub use salias_derive::SaliasMessage;
+pub use status::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus, channel_status, list_channels};
 pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 

@@ -12,7 +12,7 @@ use rustix::io::Errno;
 
 use crate::config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
 use crate::error::{Error, Result, Role};
-use crate::kind::{Fanout, Mpsc, Topology, mode_name, topology_name};
+use crate::kind::{Fanout, Fifo, Mode, Mpsc, Ordered, Topology, mode_name, topology_name};
 use crate::layout::{
     CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, FRAME_LEN_OFFSET, HOT_OFFSET, Header, Holder, Hot, LAYOUT_VERSION,
     MAGIC, MAX_DIR_LEN, MAX_POSITION, MAX_TYPE_NAME_LEN, ProducerSlot, SLOT_FREE, STATE_READY, SubscriberSlot,
@@ -72,16 +72,37 @@ pub(crate) struct Shared {
     pub fixed_len: Option<usize>,
     pub frame_align: usize,
     pub header_len: usize,
-    layout: ControlLayout,
-    control: MmapRaw,
+    control: Control,
     rings: Vec<MagicRing>,
     names: ObjectNames,
     ring_store: RingStore,
 }
 
+impl std::ops::Deref for Shared {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        &self.control
+    }
+}
+
 impl Shared {
+    pub(crate) fn ring(&self, producer: usize) -> &MagicRing {
+        &self.rings[producer]
+    }
+}
+
+/// A mapped control object whose geometry has been validated: its header, hot words, slot
+/// tables and cursors.
+pub(crate) struct Control {
+    map: MmapRaw,
+    layout: ControlLayout,
+    producers: u32,
+    subscribers: u32,
+}
+
+impl Control {
     fn base(&self) -> *mut u8 {
-        self.control.as_mut_ptr()
+        self.map.as_mut_ptr()
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -117,11 +138,9 @@ impl Shared {
         // SAFETY: `index` < S·P, the size of the cursor table inside the checked mapping.
         unsafe { &*(self.base().add(self.layout.cursors_offset) as *const Cursor).add(index) }
     }
+}
 
-    pub(crate) fn ring(&self, producer: usize) -> &MagicRing {
-        &self.rings[producer]
-    }
-
+impl Shared {
     /// Claims the first free slot of `holders`, or takes over one whose holder died.
     pub(crate) fn claim_slot<'a>(
         &'a self,
@@ -453,8 +472,12 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
                 fixed_len: kind.fixed_len,
                 frame_align: kind.frame_align,
                 header_len: kind.header_len,
-                layout,
-                control,
+                control: Control {
+                    map: control,
+                    layout,
+                    producers: config.producers,
+                    subscribers: config.subscribers,
+                },
                 rings,
                 names,
                 ring_store,
@@ -695,25 +718,28 @@ fn open_control(name: &str) -> Result<(ObjectNames, OwnedFd)> {
     }
 }
 
+/// Opens `name`'s control object once its owner has finished creating it: the names of
+/// its objects, its mapping, the copy of its info (still to be validated) and its owner
+/// word.
+fn open_ready(name: &str) -> Result<(ObjectNames, MmapRaw, Box<ChannelInfo>, u64)> {
+    let (names, fd) = open_control(name)?;
+    match inspect(&fd, name)? {
+        Found::Ready(map, info, owner) => Ok((names, map, info, owner)),
+        Found::Foreign(reason) => Err(Error::NotAChannel {
+            name: name.to_owned(),
+            reason,
+        }),
+        Found::Unready(owner) if owner != SLOT_FREE && !platform::token_alive(owner) => Err(Error::Stale {
+            name: name.to_owned(),
+            owner_pid: platform::token_pid(owner),
+        }),
+        Found::Unready(_) => Err(Error::Initializing { name: name.to_owned() }),
+    }
+}
+
 /// Opens an existing channel and checks that it is what `kind` expects.
 pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
-    let (names, fd) = open_control(name)?;
-    let (control, info, owner) = match inspect(&fd, name)? {
-        Found::Ready(control, info, owner) => (control, info, owner),
-        Found::Foreign(reason) => {
-            return Err(Error::NotAChannel {
-                name: name.to_owned(),
-                reason,
-            });
-        }
-        Found::Unready(owner) if owner != SLOT_FREE && !platform::token_alive(owner) => {
-            return Err(Error::Stale {
-                name: name.to_owned(),
-                owner_pid: platform::token_pid(owner),
-            });
-        }
-        Found::Unready(_) => return Err(Error::Initializing { name: name.to_owned() }),
-    };
+    let (names, control, info, owner) = open_ready(name)?;
     let object_len = control.len();
     let checked = validate_info(name, &info, kind, object_len)?;
     if owner != SLOT_FREE && !platform::token_alive(owner) {
@@ -779,8 +805,12 @@ pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
         fixed_len: kind.fixed_len.or(checked.typed.then_some(checked.max_message_len)),
         frame_align: kind.frame_align,
         header_len: kind.header_len,
-        layout: ControlLayout::new(checked.producers, checked.subscribers),
-        control,
+        control: Control {
+            map: control,
+            layout: ControlLayout::new(checked.producers, checked.subscribers),
+            producers: checked.producers,
+            subscribers: checked.subscribers,
+        },
         rings,
         names,
         ring_store,
@@ -955,4 +985,71 @@ fn remove_by_names(name: &str, names: &ObjectNames) {
         }
     }
     unlink_objects(names, &store);
+}
+
+/// Opens a channel's control object alone, whatever its kind and message type, for
+/// reading its state (`crate::status`). Returns the validated mapping, the copy of its
+/// info it was validated from, and the owner word.
+pub(crate) fn open_control_view(name: &str) -> Result<(Control, Box<ChannelInfo>, u64)> {
+    let (_, map, info, owner) = open_ready(name)?;
+    // The channel's own kind, so validation checks the geometry and nothing else.
+    let header_len = match info.mode {
+        Fifo::ID => Fifo::HEADER_LEN,
+        Ordered::ID => Ordered::HEADER_LEN,
+        mode => return Err(Error::corrupt(name, format!("it declares mode {mode}"))),
+    };
+    if ![Mpsc::ID, Fanout::ID].contains(&info.topology) {
+        return Err(Error::corrupt(name, format!("it declares topology {}", info.topology)));
+    }
+    let frame_align = info.frame_align as usize;
+    if !frame_align.is_power_of_two() || !(8..=4096).contains(&frame_align) {
+        return Err(Error::corrupt(
+            name,
+            format!("its frames are aligned to {frame_align} bytes"),
+        ));
+    }
+    let kind = Kind {
+        mode: info.mode,
+        topology: info.topology,
+        fixed_len: None,
+        frame_align,
+        header_len: round_up(header_len, frame_align),
+        fingerprint: Fingerprint::BYTES,
+        any_type: true,
+    };
+    let checked = validate_info(name, &info, kind, map.len())?;
+    let control = Control {
+        map,
+        layout: ControlLayout::new(checked.producers, checked.subscribers),
+        producers: checked.producers,
+        subscribers: checked.subscribers,
+    };
+    Ok((control, info, owner))
+}
+
+/// The channel name behind shared-memory object `file_name` (as listed in the
+/// shared-memory directory), if it is a salias control object whose recorded name maps
+/// back to it.
+pub(crate) fn channel_name_of_object(file_name: &str) -> Option<String> {
+    let hash = file_name.strip_prefix("salias-")?.strip_suffix(".c")?;
+    if hash.len() != 16 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let os_name = format!("/{file_name}");
+    let fd = platform::shm_open(&os_name).ok()?;
+    let len = platform::object_len(fd.as_fd()).ok()? as usize;
+    if len < size_of::<Header>() {
+        return None;
+    }
+    // The header alone: the object's size is whatever its writer made it.
+    let map = map_control(&fd, size_of::<Header>(), file_name).ok()?;
+    // SAFETY: the mapping holds at least a `Header`, page aligned.
+    let header = unsafe { &*(map.as_mut_ptr() as *const Header) };
+    // SAFETY: plain bytes copied out of the mapping and validated below before use.
+    let info = unsafe { std::ptr::read_volatile(&header.info) };
+    if info.magic != MAGIC {
+        return None;
+    }
+    let name = std::str::from_utf8(info.name.get(..info.name_len as usize)?).ok()?;
+    (validate_name(name).is_ok() && ObjectNames::of(name).control == os_name).then(|| name.to_owned())
 }

@@ -226,6 +226,9 @@ fn forged_control_block_is_refused_at_connect() {
         raw.set_control(at, value);
         let err = FifoMpsc::<Sample>::connect(&name).unwrap_err();
         assert!(err.to_string().contains(says), "{err}");
+        // Reading the state without connecting refuses it the same way.
+        let err = salias::channel_status(&name).unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
         raw.set_control(at, saved);
     }
     let version_word = original(&raw, offsets.layout_version);
@@ -356,6 +359,8 @@ fn random_scribbles_never_crash_or_hang() {
                     raw.set_ring(at, value);
                 }
                 scribbles += 1;
+                // Whatever it reads, the status view reports it or refuses it.
+                let _ = salias::channel_status(&name);
                 std::thread::sleep(Duration::from_millis(2));
             }
             std::fs::write(stop_file(&name), b"").unwrap();

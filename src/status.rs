@@ -1,0 +1,245 @@
+//! A channel's live state as its control block shows it, without connecting: who holds
+//! which slot and whether that process still runs, how far each publisher got, how far
+//! behind each subscriber is. For monitoring, and for the `salias` command-line tool.
+//!
+//! Reading the state takes no slot and changes nothing. Everything here comes from shared
+//! memory that any peer may be writing at the same moment, so it is a snapshot whose
+//! numbers are reported as found (never used to index anything).
+
+use std::sync::atomic::Ordering;
+
+use crate::error::{Error, Result};
+use crate::kind::{Fanout, Fifo, Mode, Ordered, Topology, mode_name, topology_name};
+use crate::layout::{CURSOR_IDLE, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE};
+use crate::message::round_up;
+use crate::platform;
+
+/// Who holds a slot (or owns the channel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotHolder {
+    /// Nobody.
+    Free,
+    /// A process that still runs.
+    Alive {
+        /// Its process id.
+        pid: u32,
+    },
+    /// A process that has exited without giving the slot back; the slot is taken over by
+    /// the next claim (or, for a subscriber slot, by `reap`).
+    Dead {
+        /// Its process id.
+        pid: u32,
+    },
+}
+
+impl SlotHolder {
+    fn from_token(token: u64) -> SlotHolder {
+        match token {
+            SLOT_FREE => SlotHolder::Free,
+            token if platform::token_alive(token) => SlotHolder::Alive {
+                pid: platform::token_pid(token),
+            },
+            token => SlotHolder::Dead {
+                pid: platform::token_pid(token),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SlotHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SlotHolder::Free => write!(f, "free"),
+            SlotHolder::Alive { pid } => write!(f, "pid {pid}"),
+            SlotHolder::Dead { pid } => write!(f, "pid {pid} (dead)"),
+        }
+    }
+}
+
+/// One publisher slot and its ring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PublisherStatus {
+    /// Who holds the slot.
+    pub holder: SlotHolder,
+    /// Bytes committed to the ring so far (the position after the last committed frame).
+    pub position: u64,
+    /// Messages committed.
+    pub published: u64,
+    /// Offers refused for lack of room.
+    pub backpressured: u64,
+    /// Ordered mode: the first global sequence number the holder has taken but not yet
+    /// committed, if any.
+    pub pending: Option<u64>,
+}
+
+/// One subscriber slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubscriberStatus {
+    /// Who holds the slot.
+    pub holder: SlotHolder,
+    /// Its released read position in each publisher's ring; `None` where a fanout slot
+    /// holds nobody back (nobody holds it).
+    pub cursors: Vec<Option<u64>>,
+    /// Bytes published but not yet released by this slot, over every ring. Releases are
+    /// batched, so a subscriber that keeps up shows a small backlog too.
+    pub backlog_bytes: u64,
+}
+
+/// What a channel's control block says right now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChannelStatus {
+    /// The channel's name.
+    pub name: String,
+    /// False when the owner died while creating the channel: then only `owner` says
+    /// anything, and the channel is stale.
+    pub initialised: bool,
+    /// Its kind, e.g. `OrderedMpsc`.
+    pub kind: String,
+    /// The message type of a typed channel and its size in bytes; `None` for raw bytes.
+    pub message_type: Option<(String, usize)>,
+    /// Bytes per publisher ring.
+    pub capacity: usize,
+    /// Largest message in bytes.
+    pub max_message_size: usize,
+    /// The process that created it; `Free` once the owner kept it and left
+    /// (`Config::keep`), `Dead` if the owner died without removing it (stale).
+    pub owner: SlotHolder,
+    /// Ordered mode: global sequence numbers taken so far.
+    pub sequence: Option<u64>,
+    /// Every publisher slot.
+    pub publishers: Vec<PublisherStatus>,
+    /// Every subscriber slot.
+    pub subscribers: Vec<SubscriberStatus>,
+    frame_align: usize,
+}
+
+impl ChannelStatus {
+    /// Whether the owner died without removing the channel: [`crate::remove_stale`]
+    /// would remove it.
+    pub fn is_stale(&self) -> bool {
+        matches!(self.owner, SlotHolder::Dead { .. })
+    }
+
+    /// The size of one frame of a typed channel's messages in its rings, for turning
+    /// byte counts into messages; `None` for raw channels.
+    pub fn frame_len(&self) -> Option<usize> {
+        let (_, size) = self.message_type.as_ref()?;
+        let header = if self.kind.starts_with(Ordered::NAME) {
+            Ordered::HEADER_LEN
+        } else {
+            Fifo::HEADER_LEN
+        };
+        Some(round_up(round_up(header, self.frame_align) + size, self.frame_align))
+    }
+}
+
+/// Reads the live state of channel `name` without connecting to it.
+///
+/// Fails like `connect` does for a name that is not there, an object that is not a salias
+/// channel, one still being created, or one whose control block is inconsistent; a stale
+/// channel (its owner died) is reported, with `owner` `Dead`.
+pub fn channel_status(name: &str) -> Result<ChannelStatus> {
+    let (control, info, owner) = match crate::shared::open_control_view(name) {
+        // Its owner died while creating it: nothing but the owner is known.
+        Err(Error::Stale { owner_pid, .. }) => {
+            return Ok(ChannelStatus {
+                name: name.to_owned(),
+                initialised: false,
+                kind: "unknown".into(),
+                message_type: None,
+                capacity: 0,
+                max_message_size: 0,
+                owner: SlotHolder::Dead { pid: owner_pid },
+                sequence: None,
+                publishers: Vec::new(),
+                subscribers: Vec::new(),
+                frame_align: 8,
+            });
+        }
+        other => other?,
+    };
+    let ordered = info.mode == Ordered::ID;
+    let producers = info.producers as usize;
+    let publishers: Vec<PublisherStatus> = (0..producers)
+        .map(|p| {
+            let slot = control.producer_slot(p);
+            let pending = slot.progress.pending.load(Ordering::Acquire);
+            PublisherStatus {
+                holder: SlotHolder::from_token(slot.holder.token.load(Ordering::Acquire)),
+                position: slot.progress.tail.load(Ordering::Acquire),
+                published: slot.progress.published.load(Ordering::Relaxed),
+                backpressured: slot.progress.backpressured.load(Ordering::Relaxed),
+                pending: (ordered && pending != PENDING_NONE && pending != PENDING_TAKING).then_some(pending),
+            }
+        })
+        .collect();
+    let fanout = info.topology == Fanout::ID;
+    let subscribers = (0..info.subscribers as usize)
+        .map(|s| {
+            let holder = SlotHolder::from_token(control.subscriber_slot(s).holder.token.load(Ordering::Acquire));
+            let cursors: Vec<Option<u64>> = (0..producers)
+                .map(|p| {
+                    let cursor = control.cursor(s, p).load(Ordering::Acquire);
+                    (!(fanout && cursor == CURSOR_IDLE)).then_some(cursor)
+                })
+                .collect();
+            let backlog_bytes = cursors
+                .iter()
+                .zip(&publishers)
+                .filter_map(|(cursor, publisher)| Some(publisher.position.saturating_sub((*cursor)?)))
+                .fold(0u64, u64::saturating_add);
+            SubscriberStatus {
+                holder,
+                cursors,
+                backlog_bytes,
+            }
+        })
+        .collect();
+    let record = &info.message_type;
+    let message_type = (record.layout_hash != 0).then(|| {
+        let len = (record.name_len as usize).min(MAX_TYPE_NAME_LEN);
+        (
+            String::from_utf8_lossy(&record.name[..len]).into_owned(),
+            record.size as usize,
+        )
+    });
+    Ok(ChannelStatus {
+        name: name.to_owned(),
+        initialised: true,
+        kind: format!("{}{}", mode_name(info.mode), topology_name(info.topology)),
+        message_type,
+        capacity: info.capacity as usize,
+        max_message_size: info.max_message_len as usize,
+        owner: SlotHolder::from_token(owner),
+        sequence: ordered.then(|| control.hot().sequence.load(Ordering::Acquire)),
+        publishers,
+        subscribers,
+        frame_align: info.frame_align as usize,
+    })
+}
+
+/// Where this platform keeps shared-memory objects as files.
+const SHM_DIR: &str = "/dev/shm";
+
+/// The names of every salias channel on this machine that the caller can open, sorted.
+///
+/// Reads the shared-memory directory (`/dev/shm`); objects that are not salias channels,
+/// or that cannot be read, are left out. Fails where the platform has no such directory.
+pub fn list_channels() -> Result<Vec<String>> {
+    let entries = std::fs::read_dir(SHM_DIR).map_err(|e| Error::Platform {
+        call: "read_dir",
+        object: SHM_DIR.into(),
+        errno: e.raw_os_error(),
+        hint: "salias lists channels from the shared-memory directory, which this system does not offer; \
+                   look a channel up by its name instead"
+            .into(),
+    })?;
+    let mut names: Vec<String> = entries
+        .filter_map(|entry| crate::shared::channel_name_of_object(&entry.ok()?.file_name().to_string_lossy()))
+        .collect();
+    names.sort();
+    Ok(names)
+}

@@ -1,0 +1,199 @@
+//! The `salias` command-line tool and the status API under it, against live channels and
+//! a stale one whose owner process was killed for real.
+
+mod support;
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use salias::{Config, Error, FifoFanout, OrderedMpsc, RawFifoMpsc, SlotHolder};
+use support::{KillOnDrop, Sample, arg, role, spawn, unique_name};
+
+fn salias(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_salias"))
+        .args(args)
+        .output()
+        .expect("run the salias tool")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn status_reports_slots_positions_and_backlog() {
+    let name = unique_name("cli-status");
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name).producers(2).subscribers(2)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    for seq in 0..10 {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+    }
+    for _ in 0..10 {
+        subscriber.recv().unwrap();
+    }
+    drop(subscriber); // gives everything back
+
+    let status = salias::channel_status(&name).unwrap();
+    let me = SlotHolder::Alive {
+        pid: std::process::id(),
+    };
+    assert_eq!(status.kind, "FifoFanout");
+    assert_eq!(status.owner, me);
+    assert!(!status.is_stale());
+    assert_eq!(
+        status.message_type.as_ref().map(|(_, size)| *size),
+        Some(size_of::<Sample>())
+    );
+    assert_eq!(status.publishers.len(), 2);
+    assert_eq!(status.publishers[0].holder, me);
+    assert_eq!(status.publishers[0].published, 10);
+    let frame = status.frame_len().unwrap() as u64;
+    assert_eq!(status.publishers[0].position, 10 * frame);
+    assert_eq!(status.publishers[1].holder, SlotHolder::Free);
+    // The subscriber left: its slot is free and holds nobody back.
+    assert_eq!(status.subscribers[0].holder, SlotHolder::Free);
+    assert!(status.subscribers[0].cursors.iter().all(Option::is_none));
+
+    // A subscriber that joins now starts at the end: no backlog until more is published.
+    let _late = channel.subscriber().unwrap();
+    for seq in 10..13 {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+    }
+    let status = salias::channel_status(&name).unwrap();
+    let held: Vec<_> = status.subscribers.iter().filter(|s| s.holder == me).collect();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].backlog_bytes, 3 * frame);
+
+    let shown = salias(&["show", &name]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let text = stdout(&shown);
+    assert!(text.contains(&format!("channel {name:?}: FifoFanout of")), "{text}");
+    assert!(
+        text.contains(&format!("slot 0: pid {}, 13 published", std::process::id())),
+        "{text}"
+    );
+    assert!(text.contains("backlog 3 messages"), "{text}");
+    assert!(text.contains("slot 1: free"), "{text}");
+}
+
+#[test]
+fn ordered_and_raw_channels_show_their_kind() {
+    let ordered_name = unique_name("cli-ordered");
+    let ordered = OrderedMpsc::<Sample>::create(&Config::new(&ordered_name)).unwrap();
+    let mut publisher = ordered.publisher().unwrap();
+    for seq in 0..5 {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+    }
+    let status = salias::channel_status(&ordered_name).unwrap();
+    assert_eq!(status.kind, "OrderedMpsc");
+    assert_eq!(status.sequence, Some(5));
+    assert_eq!(status.publishers[0].pending, None);
+
+    let raw_name = unique_name("cli-raw");
+    let _raw = RawFifoMpsc::create(&Config::new(&raw_name).max_message_size(100)).unwrap();
+    let status = salias::channel_status(&raw_name).unwrap();
+    assert_eq!((status.frame_len(), status.message_type), (None, None));
+    assert_eq!(status.max_message_size, 100);
+    let text = stdout(&salias(&["show", &ordered_name, &raw_name]));
+    assert!(text.contains("global sequence: 5 numbers taken"), "{text}");
+    assert!(text.contains("raw messages of up to 100 bytes"), "{text}");
+}
+
+#[test]
+fn list_and_remove_stale_after_the_owner_is_killed() {
+    const TEST: &str = "list_and_remove_stale_after_the_owner_is_killed";
+    if role().as_deref() == Some("owner") {
+        let _channel = FifoFanout::<Sample>::create(&Config::new(arg::<String>("NAME"))).unwrap();
+        support::report("created");
+        std::thread::sleep(Duration::from_secs(60)); // until killed
+        return;
+    }
+    let live = unique_name("cli-live");
+    let _channel = FifoFanout::<Sample>::create(&Config::new(&live)).unwrap();
+    let stale = unique_name("cli-stale");
+    let mut owner: KillOnDrop = spawn(TEST, "owner", &[("NAME", stale.clone())]);
+    assert_eq!(owner.next_report(), "created");
+    let owner_pid = owner.0.id();
+    drop(owner); // SIGKILL, and reaped
+
+    let names = salias::list_channels().unwrap();
+    assert!(names.contains(&live) && names.contains(&stale), "{names:?}");
+    let status = salias::channel_status(&stale).unwrap();
+    assert_eq!(status.owner, SlotHolder::Dead { pid: owner_pid });
+    assert!(status.is_stale());
+
+    let listed = stdout(&salias(&["list"]));
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line(&stale).contains(&format!("pid {owner_pid}, dead: stale")),
+        "{listed}"
+    );
+    assert!(line(&live).contains(&format!("pid {}", std::process::id())), "{listed}");
+
+    // Named: the live one is kept, the stale one removed.
+    let kept = salias(&["remove-stale", &live]);
+    assert!(kept.status.success());
+    assert!(stdout(&kept).contains(&format!(
+        "kept {live:?}: its owner, pid {}, is running",
+        std::process::id()
+    )));
+    let removed = salias(&["remove-stale", &stale]);
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert!(
+        stdout(&removed).contains(&format!("removed {stale:?}: its owner, pid {owner_pid}, had died")),
+        "{}",
+        stdout(&removed)
+    );
+    assert!(matches!(
+        FifoFanout::<Sample>::connect(&stale),
+        Err(Error::NotFound { .. })
+    ));
+    assert!(salias::channel_status(&live).is_ok());
+
+    // Unnamed: every stale channel, and nothing else.
+    let stale = unique_name("cli-stale-all");
+    let mut owner: KillOnDrop = spawn(TEST, "owner", &[("NAME", stale.clone())]);
+    assert_eq!(owner.next_report(), "created");
+    drop(owner);
+    let swept = salias(&["remove-stale"]);
+    assert!(swept.status.success(), "{}", stderr(&swept));
+    assert!(
+        stdout(&swept).contains(&format!("removed {stale:?}")),
+        "{}",
+        stdout(&swept)
+    );
+    assert!(matches!(salias::channel_status(&stale), Err(Error::NotFound { .. })));
+    assert!(salias::channel_status(&live).is_ok());
+}
+
+#[test]
+fn bad_commands_and_names_are_clear_errors() {
+    let usage = salias(&["frobnicate"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(stderr(&usage).contains("usage:"), "{}", stderr(&usage));
+    assert_eq!(salias(&["show"]).status.code(), Some(2));
+
+    let missing = unique_name("cli-missing");
+    let shown = salias(&["show", &missing]);
+    assert_eq!(shown.status.code(), Some(1));
+    let expected = salias::channel_status(&missing).unwrap_err().to_string();
+    assert_eq!(stderr(&shown).trim(), format!("salias: {expected}"));
+    assert!(matches!(
+        salias::channel_status("bad/name"),
+        Err(Error::InvalidName { .. })
+    ));
+
+    let help = salias(&["help"]);
+    assert!(help.status.success() && stdout(&help).contains("remove-stale"));
+}
