@@ -352,10 +352,15 @@ enum Found {
 }
 
 /// Reads a control object's header, waiting a bounded time for an owner still creating it.
-fn inspect(fd: &OwnedFd, name: &str) -> Result<Found> {
-    let deadline = Instant::now() + Duration::from_millis(INIT_WAIT_MS.load(Ordering::Relaxed));
+fn inspect(fd: &OwnedFd, name: &str, wait: bool) -> Result<Found> {
+    let wait_ms = if wait { INIT_WAIT_MS.load(Ordering::Relaxed) } else { 0 };
+    let deadline = Instant::now() + Duration::from_millis(wait_ms);
+    // No control block is larger than one with the most slots; map no more than that,
+    // whatever size the object's writer gave it.
+    let largest = ControlLayout::new(MAX_PRODUCERS, MAX_SUBSCRIBERS).len;
     loop {
         let len = platform::object_len(fd.as_fd()).map_err(|e| shm_error("fstat", name, e))? as usize;
+        let len = len.min(largest);
         let mut owner = SLOT_FREE;
         if len >= size_of::<Header>() {
             let map = map_control(fd, len, name)?;
@@ -390,7 +395,7 @@ fn inspect(fd: &OwnedFd, name: &str) -> Result<Found> {
 }
 
 fn classify(fd: &OwnedFd, name: &str) -> Result<Existing> {
-    let (info, owner) = match inspect(fd, name)? {
+    let (info, owner) = match inspect(fd, name, true)? {
         Found::Ready(_, info, owner) => (info, owner),
         Found::Foreign(reason) => return Ok(Existing::Foreign(reason)),
         Found::Unready(owner) => {
@@ -718,12 +723,12 @@ fn open_control(name: &str) -> Result<(ObjectNames, OwnedFd)> {
     }
 }
 
-/// Opens `name`'s control object once its owner has finished creating it: the names of
-/// its objects, its mapping, the copy of its info (still to be validated) and its owner
-/// word.
-fn open_ready(name: &str) -> Result<(ObjectNames, MmapRaw, Box<ChannelInfo>, u64)> {
+/// Opens `name`'s control object once its owner has finished creating it (waiting a
+/// bounded time if `wait`): the names of its objects, its mapping, the copy of its info
+/// (still to be validated) and its owner word.
+fn open_ready(name: &str, wait: bool) -> Result<(ObjectNames, MmapRaw, Box<ChannelInfo>, u64)> {
     let (names, fd) = open_control(name)?;
-    match inspect(&fd, name)? {
+    match inspect(&fd, name, wait)? {
         Found::Ready(map, info, owner) => Ok((names, map, info, owner)),
         Found::Foreign(reason) => Err(Error::NotAChannel {
             name: name.to_owned(),
@@ -739,7 +744,7 @@ fn open_ready(name: &str) -> Result<(ObjectNames, MmapRaw, Box<ChannelInfo>, u64
 
 /// Opens an existing channel and checks that it is what `kind` expects.
 pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
-    let (names, control, info, owner) = open_ready(name)?;
+    let (names, control, info, owner) = open_ready(name, true)?;
     let object_len = control.len();
     let checked = validate_info(name, &info, kind, object_len)?;
     if owner != SLOT_FREE && !platform::token_alive(owner) {
@@ -968,7 +973,7 @@ fn remove_by_names(name: &str, names: &ObjectNames) {
     if let Ok(fd) = platform::shm_open(&names.control)
         && let Ok(len) = platform::object_len(fd.as_fd())
         && len as usize >= size_of::<Header>()
-        && let Ok(map) = map_control(&fd, len as usize, name)
+        && let Ok(map) = map_control(&fd, size_of::<Header>(), name)
     {
         // SAFETY: the mapping holds at least a `Header`.
         let header = unsafe { &*(map.as_mut_ptr() as *const Header) };
@@ -991,7 +996,8 @@ fn remove_by_names(name: &str, names: &ObjectNames) {
 /// reading its state (`crate::status`). Returns the validated mapping, the copy of its
 /// info it was validated from, and the owner word.
 pub(crate) fn open_control_view(name: &str) -> Result<(Control, Box<ChannelInfo>, u64)> {
-    let (_, map, info, owner) = open_ready(name)?;
+    // No wait: a status is a snapshot, and one of a channel being created says so.
+    let (_, map, info, owner) = open_ready(name, false)?;
     // The channel's own kind, so validation checks the geometry and nothing else.
     let header_len = match info.mode {
         Fifo::ID => Fifo::HEADER_LEN,

@@ -24,8 +24,8 @@ pub enum SlotHolder {
         /// Its process id.
         pid: u32,
     },
-    /// A process that has exited without giving the slot back; the slot is taken over by
-    /// the next claim (or, for a subscriber slot, by `reap`).
+    /// A process that has exited without giving the slot back; the next claim or
+    /// [`Channel::reap`](crate::Channel::reap) takes the slot over.
     Dead {
         /// Its process id.
         pid: u32,
@@ -224,10 +224,12 @@ pub fn channel_status(name: &str) -> Result<ChannelStatus> {
 /// Where this platform keeps shared-memory objects as files.
 const SHM_DIR: &str = "/dev/shm";
 
-/// The names of every salias channel on this machine that the caller can open, sorted.
+/// The names of the salias channels on this machine that the caller can open for reading
+/// and writing, sorted.
 ///
-/// Reads the shared-memory directory (`/dev/shm`); objects that are not salias channels,
-/// or that cannot be read, are left out. Fails where the platform has no such directory.
+/// Reads the shared-memory directory (`/dev/shm`). Left out: objects that are not salias
+/// channels, that the caller cannot open, and channels whose creator has not yet written
+/// their name. Fails where the platform has no such directory.
 pub fn list_channels() -> Result<Vec<String>> {
     let entries = std::fs::read_dir(SHM_DIR).map_err(|e| Error::Platform {
         call: "read_dir",

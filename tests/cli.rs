@@ -93,6 +93,12 @@ fn ordered_and_raw_channels_show_their_kind() {
     assert_eq!(status.kind, "OrderedMpsc");
     assert_eq!(status.sequence, Some(5));
     assert_eq!(status.publishers[0].pending, None);
+    // Nobody has subscribed yet: an Mpsc slot keeps its place, so all five wait.
+    assert_eq!(status.subscribers[0].holder, SlotHolder::Free);
+    assert_eq!(
+        status.subscribers[0].backlog_bytes,
+        5 * status.frame_len().unwrap() as u64
+    );
 
     let raw_name = unique_name("cli-raw");
     let _raw = RawFifoMpsc::create(&Config::new(&raw_name).max_message_size(100)).unwrap();
@@ -115,66 +121,69 @@ fn list_and_remove_stale_after_the_owner_is_killed() {
     }
     let live = unique_name("cli-live");
     let _channel = FifoFanout::<Sample>::create(&Config::new(&live)).unwrap();
-    let stale = unique_name("cli-stale");
-    let mut owner: KillOnDrop = spawn(TEST, "owner", &[("NAME", stale.clone())]);
-    assert_eq!(owner.next_report(), "created");
-    let owner_pid = owner.0.id();
-    drop(owner); // SIGKILL, and reaped
+    let kept = unique_name("cli-kept");
+    drop(FifoFanout::<Sample>::create(&Config::new(&kept).keep_on_drop(true)).unwrap());
+    let stale = [unique_name("cli-stale"), unique_name("cli-stale")];
+    let mut owner_pids = Vec::new();
+    for name in &stale {
+        let mut owner: KillOnDrop = spawn(TEST, "owner", &[("NAME", name.clone())]);
+        assert_eq!(owner.next_report(), "created");
+        owner_pids.push(owner.0.id());
+        drop(owner); // SIGKILL, and reaped
+    }
 
     let names = salias::list_channels().unwrap();
-    assert!(names.contains(&live) && names.contains(&stale), "{names:?}");
-    let status = salias::channel_status(&stale).unwrap();
-    assert_eq!(status.owner, SlotHolder::Dead { pid: owner_pid });
+    for name in [&live, &kept, &stale[0], &stale[1]] {
+        assert!(names.contains(name), "{name} not in {names:?}");
+    }
+    let status = salias::channel_status(&stale[0]).unwrap();
+    assert_eq!(status.owner, SlotHolder::Dead { pid: owner_pids[0] });
     assert!(status.is_stale());
+    assert_eq!(salias::channel_status(&kept).unwrap().owner, SlotHolder::Free);
 
     let listed = stdout(&salias(&["list"]));
     let line = |name: &str| {
         listed
             .lines()
             .find(|l| l.starts_with(&format!("{name} ")))
-            .unwrap_or_default()
+            .unwrap_or_else(|| panic!("{name} not listed:\n{listed}"))
             .to_owned()
     };
     assert!(
-        line(&stale).contains(&format!("pid {owner_pid}, dead: stale")),
+        line(&stale[0]).contains(&format!("pid {}, dead: stale", owner_pids[0])),
         "{listed}"
     );
     assert!(line(&live).contains(&format!("pid {}", std::process::id())), "{listed}");
+    assert!(line(&kept).contains("none (kept)"), "{listed}");
 
-    // Named: the live one is kept, the stale one removed.
-    let kept = salias(&["remove-stale", &live]);
-    assert!(kept.status.success());
-    assert!(stdout(&kept).contains(&format!(
-        "kept {live:?}: its owner, pid {}, is running",
-        std::process::id()
-    )));
-    let removed = salias(&["remove-stale", &stale]);
-    assert!(removed.status.success(), "{}", stderr(&removed));
+    // Only the stale ones go; the live and the kept one stay. (Named, so the test never
+    // touches channels other than its own.)
+    let removal = salias(&["remove-stale", &live, &kept, &stale[0], &stale[1]]);
+    assert!(removal.status.success(), "{}", stderr(&removal));
+    let said = stdout(&removal);
     assert!(
-        stdout(&removed).contains(&format!("removed {stale:?}: its owner, pid {owner_pid}, had died")),
-        "{}",
-        stdout(&removed)
+        said.contains(&format!(
+            "kept {live:?}: its owner, pid {}, is running",
+            std::process::id()
+        )),
+        "{said}"
     );
-    assert!(matches!(
-        FifoFanout::<Sample>::connect(&stale),
-        Err(Error::NotFound { .. })
-    ));
-    assert!(salias::channel_status(&live).is_ok());
-
-    // Unnamed: every stale channel, and nothing else.
-    let stale = unique_name("cli-stale-all");
-    let mut owner: KillOnDrop = spawn(TEST, "owner", &[("NAME", stale.clone())]);
-    assert_eq!(owner.next_report(), "created");
-    drop(owner);
-    let swept = salias(&["remove-stale"]);
-    assert!(swept.status.success(), "{}", stderr(&swept));
     assert!(
-        stdout(&swept).contains(&format!("removed {stale:?}")),
-        "{}",
-        stdout(&swept)
+        said.contains(&format!("kept {kept:?}: it was kept on purpose")),
+        "{said}"
     );
-    assert!(matches!(salias::channel_status(&stale), Err(Error::NotFound { .. })));
+    for (name, pid) in stale.iter().zip(&owner_pids) {
+        assert!(
+            said.contains(&format!("removed {name:?}: its owner, pid {pid}, had died")),
+            "{said}"
+        );
+        assert!(matches!(
+            FifoFanout::<Sample>::connect(name),
+            Err(Error::NotFound { .. })
+        ));
+    }
     assert!(salias::channel_status(&live).is_ok());
+    salias::remove(&kept).unwrap();
 }
 
 #[test]
@@ -184,11 +193,21 @@ fn bad_commands_and_names_are_clear_errors() {
     assert!(stderr(&usage).contains("usage:"), "{}", stderr(&usage));
     assert_eq!(salias(&["show"]).status.code(), Some(2));
 
+    // One name that is not there: reported, and the other still shown.
     let missing = unique_name("cli-missing");
-    let shown = salias(&["show", &missing]);
+    let present = unique_name("cli-present");
+    let _channel = RawFifoMpsc::create(&Config::new(&present)).unwrap();
+    let shown = salias(&["show", &missing, &present]);
     assert_eq!(shown.status.code(), Some(1));
     let expected = salias::channel_status(&missing).unwrap_err().to_string();
-    assert_eq!(stderr(&shown).trim(), format!("salias: {expected}"));
+    assert_eq!(stderr(&shown).trim(), format!("salias: {missing:?}: {expected}"));
+    assert!(
+        stdout(&shown).contains(&format!("channel {present:?}: FifoMpsc")),
+        "{}",
+        stdout(&shown)
+    );
+    let removal = salias(&["remove-stale", &missing]);
+    assert_eq!(removal.status.code(), Some(1));
     assert!(matches!(
         salias::channel_status("bad/name"),
         Err(Error::InvalidName { .. })

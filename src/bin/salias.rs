@@ -8,12 +8,13 @@
 //!                                 without names, every such channel
 //! ```
 //!
-//! It reads control blocks without connecting: it takes no slot and changes nothing
-//! (except `remove-stale`, which removes only what `salias::remove_stale` would).
+//! It reads control blocks without connecting and takes no slot; only `remove-stale`
+//! changes anything, and only what `salias::remove_stale` would. A problem with one
+//! channel is reported and the others are still handled; the exit code is then 1.
 
 use std::process::ExitCode;
 
-use salias::{ChannelStatus, SlotHolder};
+use salias::{ChannelStatus, Error, SlotHolder};
 
 const USAGE: &str = "usage:
   salias list                     every channel: kind, owner, slots held, backlog
@@ -23,7 +24,16 @@ const USAGE: &str = "usage:
 ";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(arg) => args.push(arg),
+            Err(arg) => {
+                eprintln!("salias: {arg:?} is not valid UTF-8; channel names are A-Z a-z 0-9 . _ -");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let outcome = match (args.first().map(String::as_str), &args[args.len().min(1)..]) {
         (Some("list"), []) => list(),
         (Some("show"), names) if !names.is_empty() => show(names),
@@ -38,7 +48,8 @@ fn main() -> ExitCode {
         }
     };
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Done::Clean) => ExitCode::SUCCESS,
+        Ok(Done::WithProblems) => ExitCode::FAILURE,
         Err(problem) => {
             eprintln!("salias: {problem}");
             ExitCode::FAILURE
@@ -46,12 +57,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn list() -> salias::Result<()> {
+/// How a command that handles several channels ended.
+enum Done {
+    Clean,
+    /// Some channel could not be handled; each problem was reported on stderr.
+    WithProblems,
+}
+
+fn report(name: &str, problem: &Error) {
+    eprintln!("salias: {name:?}: {problem}");
+}
+
+fn list() -> salias::Result<Done> {
     let names = salias::list_channels()?;
-    if names.is_empty() {
-        println!("no salias channels");
-        return Ok(());
-    }
     let mut rows = vec![[
         "NAME".to_owned(),
         "KIND".to_owned(),
@@ -60,8 +78,17 @@ fn list() -> salias::Result<()> {
         "SUBSCRIBERS".to_owned(),
         "MAX BACKLOG".to_owned(),
     ]];
+    let mut done = Done::Clean;
     for name in names {
-        rows.push(match salias::channel_status(&name) {
+        let row = match salias::channel_status(&name) {
+            Ok(status) if !status.initialised => [
+                name,
+                "(creation never finished)".into(),
+                owner_summary(&status),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
             Ok(status) => [
                 name,
                 status.kind.clone(),
@@ -73,16 +100,27 @@ fn list() -> salias::Result<()> {
                     status.subscribers.iter().map(|s| s.backlog_bytes).max().unwrap_or(0),
                 ),
             ],
-            // Listed a moment ago; say what it is now.
-            Err(problem) => [
+            // Removed since it was listed.
+            Err(Error::NotFound { .. }) => continue,
+            Err(Error::Initializing { .. }) => [
                 name,
-                format!("({problem})"),
+                "(being created)".into(),
                 String::new(),
                 String::new(),
                 String::new(),
                 String::new(),
             ],
-        });
+            Err(problem) => {
+                report(&name, &problem);
+                done = Done::WithProblems;
+                continue;
+            }
+        };
+        rows.push(row);
+    }
+    if rows.len() == 1 {
+        println!("no salias channels");
+        return Ok(done);
     }
     let widths: Vec<usize> = (0..6)
         .map(|column| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0))
@@ -95,90 +133,111 @@ fn list() -> salias::Result<()> {
             .collect();
         println!("{}", cells.join("  ").trim_end());
     }
-    Ok(())
+    Ok(done)
 }
 
-fn show(names: &[String]) -> salias::Result<()> {
+fn show(names: &[String]) -> salias::Result<Done> {
+    let mut done = Done::Clean;
     for (index, name) in names.iter().enumerate() {
         if index > 0 {
             println!();
         }
-        let status = salias::channel_status(name)?;
-        if !status.initialised {
-            println!(
-                "channel {name:?}: its owner, {}, died while creating it; `salias remove-stale {name}` removes it",
-                status.owner
-            );
-            continue;
-        }
-        let carries = match &status.message_type {
-            Some((type_name, size)) => format!("{type_name} ({size} bytes)"),
-            None => format!("raw messages of up to {} bytes", status.max_message_size),
-        };
-        println!(
-            "channel {name:?}: {} of {carries}, rings of {} bytes",
-            status.kind, status.capacity
-        );
-        println!("owner: {}", owner_summary(&status));
-        if status.is_stale() {
-            println!("  its owner died without removing it: `salias remove-stale {name}` removes it");
-        }
-        if let Some(taken) = status.sequence {
-            println!("global sequence: {taken} numbers taken");
-        }
-        println!("publishers:");
-        for (slot, publisher) in status.publishers.iter().enumerate() {
-            let mut line = format!("  slot {slot}: {}", publisher.holder);
-            if publisher.holder != SlotHolder::Free || publisher.published > 0 {
-                line += &format!(
-                    ", {} published, {} offers refused for lack of room, position {} bytes",
-                    publisher.published, publisher.backpressured, publisher.position
-                );
+        match salias::channel_status(name) {
+            Ok(status) => print_status(name, &status),
+            Err(problem) => {
+                report(name, &problem);
+                done = Done::WithProblems;
             }
-            if let Some(number) = publisher.pending {
-                line += &format!(", taking number {number}");
-            }
-            println!("{line}");
-        }
-        println!("subscribers:");
-        for (slot, subscriber) in status.subscribers.iter().enumerate() {
-            let mut line = format!("  slot {slot}: {}", subscriber.holder);
-            if subscriber.cursors.iter().any(Option::is_some) {
-                line += &format!(", backlog {}", backlog(&status, subscriber.backlog_bytes));
-            }
-            println!("{line}");
         }
     }
-    Ok(())
+    Ok(done)
 }
 
-fn remove_stale(names: &[String]) -> salias::Result<()> {
-    let names = if names.is_empty() {
+fn print_status(name: &str, status: &ChannelStatus) {
+    if !status.initialised {
+        println!(
+            "channel {name:?}: its owner, {}, died while creating it; `salias remove-stale {name}` removes it",
+            status.owner
+        );
+        return;
+    }
+    let carries = match &status.message_type {
+        // The type name comes from shared memory: print it escaped.
+        Some((type_name, size)) => format!("{} ({size} bytes)", type_name.escape_debug()),
+        None => format!("raw messages of up to {} bytes", status.max_message_size),
+    };
+    println!(
+        "channel {name:?}: {} of {carries}, rings of {} bytes",
+        status.kind, status.capacity
+    );
+    println!("owner: {}", owner_summary(status));
+    if status.is_stale() {
+        println!("  its owner died without removing it: `salias remove-stale {name}` removes it");
+    }
+    if let Some(taken) = status.sequence {
+        println!("global sequence: {taken} numbers taken");
+    }
+    println!("publishers:");
+    for (slot, publisher) in status.publishers.iter().enumerate() {
+        let mut line = format!("  slot {slot}: {}", publisher.holder);
+        if publisher.holder != SlotHolder::Free || publisher.published > 0 {
+            line += &format!(
+                ", {} published, {} offers refused for lack of room, position {} bytes",
+                publisher.published, publisher.backpressured, publisher.position
+            );
+        }
+        if let Some(number) = publisher.pending {
+            line += &format!(", taking number {number}");
+        }
+        println!("{line}");
+    }
+    println!("subscribers:");
+    for (slot, subscriber) in status.subscribers.iter().enumerate() {
+        let mut line = format!("  slot {slot}: {}", subscriber.holder);
+        if subscriber.cursors.iter().any(Option::is_some) {
+            line += &format!(", backlog {}", backlog(status, subscriber.backlog_bytes));
+        }
+        println!("{line}");
+    }
+}
+
+fn remove_stale(named: &[String]) -> salias::Result<Done> {
+    let sweep = named.is_empty();
+    let names = if sweep {
         salias::list_channels()?
     } else {
-        names.to_vec()
+        named.to_vec()
     };
-    let mut removed = 0;
+    let (mut removed, mut done) = (0, Done::Clean);
     for name in &names {
         let owner = salias::channel_status(name).map(|status| status.owner);
-        if salias::remove_stale(name)? {
-            removed += 1;
-            match owner {
-                Ok(SlotHolder::Dead { pid }) => println!("removed {name:?}: its owner, pid {pid}, had died"),
-                _ => println!("removed {name:?}: its owner had died"),
+        match salias::remove_stale(name) {
+            Ok(true) => {
+                removed += 1;
+                match owner {
+                    Ok(SlotHolder::Dead { pid }) => println!("removed {name:?}: its owner, pid {pid}, had died"),
+                    _ => println!("removed {name:?}: its creation never finished and its creator is gone"),
+                }
             }
-        } else if names.len() == 1 || !matches!(owner, Ok(SlotHolder::Alive { .. } | SlotHolder::Free)) {
-            match owner {
+            // A sweep names only what it removes.
+            Ok(false) if sweep => {}
+            Ok(false) => match owner {
                 Ok(SlotHolder::Alive { pid }) => println!("kept {name:?}: its owner, pid {pid}, is running"),
-                Ok(SlotHolder::Free) => println!("kept {name:?}: it was kept on purpose (no owner)"),
-                _ => println!("kept {name:?}"),
+                Ok(SlotHolder::Free) => println!("kept {name:?}: it was kept on purpose and has no owner"),
+                _ => println!("kept {name:?}: it is being created"),
+            },
+            // Removed by someone else since it was listed.
+            Err(Error::NotFound { .. }) if sweep => {}
+            Err(problem) => {
+                report(name, &problem);
+                done = Done::WithProblems;
             }
         }
     }
-    if names.len() != 1 {
+    if sweep {
         println!("{removed} stale channel(s) removed");
     }
-    Ok(())
+    Ok(done)
 }
 
 fn owner_summary(status: &ChannelStatus) -> String {
