@@ -21,6 +21,9 @@ use crate::layout::{
 use crate::message::{Fingerprint, round_up};
 use crate::platform::{self, Identity, MagicRing, ObjectNames, RingOptions};
 
+/// How often a claim looks again at a slot whose holder word changed under it.
+const CLAIM_ATTEMPTS_PER_SLOT: u32 = 8;
+
 /// How long `connect` waits for an owner that is still initialising the channel, in ms.
 static INIT_WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2_000);
 
@@ -157,17 +160,23 @@ impl Shared {
                 return Ok(index);
             }
         }
-        // All taken: a holder that died without releasing its slot gives it up.
+        // All taken: a holder that died without releasing its slot gives it up. The word
+        // may change while we look (a reaper freeing it, another claimer): look again at
+        // what it changed to, a bounded number of times so a peer flipping it cannot
+        // keep us here.
         for (index, holder) in holders.enumerate() {
-            let token = holder.token.load(Ordering::Acquire);
-            if token != SLOT_FREE
-                && !platform::token_alive(token)
-                && holder
+            let mut token = holder.token.load(Ordering::Acquire);
+            for _ in 0..CLAIM_ATTEMPTS_PER_SLOT {
+                if token != SLOT_FREE && platform::token_alive(token) {
+                    break;
+                }
+                match holder
                     .token
-                    .compare_exchange(token, me, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-            {
-                return Ok(index);
+                    .compare_exchange(token, me, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => return Ok(index),
+                    Err(now) => token = now,
+                }
             }
         }
         let slots = match role {
@@ -186,32 +195,33 @@ impl Shared {
     /// next subscriber resumes there. Returns (publishers, subscribers) reaped.
     pub(crate) fn reap(&self, fanout: bool) -> (u32, u32) {
         let me = Identity::current().token();
-        // Take the slot over first, so no one claims it while its cursors are reset.
-        let take_if_dead = |holder: &Holder| {
+        // Replaces a dead holder's word with `to`, if it is still that dead holder's.
+        let replace_if_dead = |holder: &Holder, to: u64| {
             let token = holder.token.load(Ordering::Acquire);
             token != SLOT_FREE
                 && !platform::token_alive(token)
                 && holder
                     .token
-                    .compare_exchange(token, me, Ordering::AcqRel, Ordering::Relaxed)
+                    .compare_exchange(token, to, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
         };
+        // A dead publisher's or Mpsc subscriber's slot is freed in one step: a slot taken
+        // over even for a moment would make a concurrent claim fail with `NoFreeSlot`.
         let mut publishers = 0;
         for p in 0..self.producers as usize {
-            let holder = &self.producer_slot(p).holder;
-            if take_if_dead(holder) {
-                holder.token.store(SLOT_FREE, Ordering::Release);
+            if replace_if_dead(&self.producer_slot(p).holder, SLOT_FREE) {
                 publishers += 1;
             }
         }
         let mut subscribers = 0;
         for s in 0..self.subscribers as usize {
             let holder = &self.subscriber_slot(s).holder;
-            if take_if_dead(holder) {
-                if fanout {
-                    for p in 0..self.producers as usize {
-                        self.cursor(s, p).store(CURSOR_IDLE, Ordering::Release);
-                    }
+            if !fanout {
+                subscribers += u32::from(replace_if_dead(holder, SLOT_FREE));
+            } else if replace_if_dead(holder, me) {
+                // Taken over first, so no one claims it while its cursors are reset.
+                for p in 0..self.producers as usize {
+                    self.cursor(s, p).store(CURSOR_IDLE, Ordering::Release);
                 }
                 holder.token.store(SLOT_FREE, Ordering::Release);
                 subscribers += 1;

@@ -245,6 +245,46 @@ fn forged_control_block_is_refused_at_connect() {
     assert!(FifoMpsc::<Sample>::connect(&name).is_ok());
 }
 
+/// A dead holder's publisher slot is freed by `reap` in one step: a claim racing the
+/// reaper always finds it, never `NoFreeSlot` (it did, while the reaper held the slot for
+/// a moment before freeing it, and when the slot was freed between the claim's two
+/// passes).
+#[test]
+fn a_dead_publishers_slot_stays_claimable_while_reaped() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    // Races to see: enough that both windows were hit many times in the failing version.
+    const RACES: u32 = 300;
+    const MAX_ROUNDS: usize = 2_000_000;
+    let name = unique_name("reap-race");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).producers(1)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    // A holder word whose pid no process can have: dead.
+    let dead = (0x7fff_fff0_u64 << 32) | 1;
+    let (stop, reaped) = (AtomicBool::new(false), AtomicU32::new(0));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                reaped.fetch_add(channel.reap().publishers, Ordering::Relaxed);
+            }
+        });
+        let mut round = 0;
+        while reaped.load(Ordering::Relaxed) < RACES && round < MAX_ROUNDS {
+            raw.set_control(raw.offsets.producer_slot, dead);
+            if let Err(e) = channel.publisher() {
+                stop.store(true, Ordering::Relaxed);
+                panic!("round {round}: a claim racing the reaper failed: {e}");
+            }
+            round += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    // The two really raced: the reaper freed the dead holder's slot again and again.
+    assert!(
+        reaped.load(Ordering::Relaxed) >= RACES,
+        "the reaper never got to the slot"
+    );
+}
+
 fn stop_file(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("{name}.stop"))
 }
