@@ -57,6 +57,26 @@ impl Kind {
     }
 }
 
+/// Takes `holder`'s slot for `me` if it is free or its holder died. The word may change
+/// while we look (a reaper freeing it, another claimer): look again at what it changed
+/// to, a bounded number of times so a peer flipping it cannot keep us here.
+fn take_if_free_or_dead(holder: &Holder, me: u64) -> bool {
+    let mut token = holder.token.load(Ordering::Acquire);
+    for _ in 0..CLAIM_ATTEMPTS_PER_SLOT {
+        if token != SLOT_FREE && platform::token_alive(token) {
+            return false;
+        }
+        match holder
+            .token
+            .compare_exchange(token, me, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => return true,
+            Err(now) => token = now,
+        }
+    }
+    false
+}
+
 /// Where the ring object lives, so the owner (or `remove`) can unlink it.
 enum RingStore {
     Shm(String),
@@ -160,23 +180,10 @@ impl Shared {
                 return Ok(index);
             }
         }
-        // All taken: a holder that died without releasing its slot gives it up. The word
-        // may change while we look (a reaper freeing it, another claimer): look again at
-        // what it changed to, a bounded number of times so a peer flipping it cannot
-        // keep us here.
+        // All taken: a holder that died without releasing its slot gives it up.
         for (index, holder) in holders.enumerate() {
-            let mut token = holder.token.load(Ordering::Acquire);
-            for _ in 0..CLAIM_ATTEMPTS_PER_SLOT {
-                if token != SLOT_FREE && platform::token_alive(token) {
-                    break;
-                }
-                match holder
-                    .token
-                    .compare_exchange(token, me, Ordering::AcqRel, Ordering::Acquire)
-                {
-                    Ok(_) => return Ok(index),
-                    Err(now) => token = now,
-                }
+            if take_if_free_or_dead(holder, me) {
+                return Ok(index);
             }
         }
         let slots = match role {
@@ -240,15 +247,7 @@ impl Shared {
             });
         }
         let holder = &self.subscriber_slot(index).holder;
-        let me = Identity::current().token();
-        let token = holder.token.load(Ordering::Acquire);
-        let free = token == SLOT_FREE || !platform::token_alive(token);
-        if free
-            && holder
-                .token
-                .compare_exchange(token, me, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        {
+        if take_if_free_or_dead(holder, Identity::current().token()) {
             return Ok(index);
         }
         Err(Error::SlotInUse {
