@@ -47,7 +47,9 @@ impl OrderIndex {
         ((group << GROUP_BITS) as usize | (id as usize & (GROUP - 1))) & self.mask
     }
 
-    pub(crate) fn get(&self, id: OrderId) -> Option<u32> {
+    /// Where `id`'s entry is: its run starts at its home position and ends at a vacant
+    /// entry.
+    fn position(&self, id: OrderId) -> Option<usize> {
         let mut position = self.home(id);
         loop {
             let entry = self.entries[position];
@@ -55,10 +57,14 @@ impl OrderIndex {
                 return None;
             }
             if entry.id == id {
-                return Some(entry.slot);
+                return Some(position);
             }
             position = (position + 1) & self.mask;
         }
+    }
+
+    pub(crate) fn get(&self, id: OrderId) -> Option<u32> {
+        self.position(id).map(|position| self.entries[position].slot)
     }
 
     /// Inserts an id known to be absent. The engine never holds more ids than the pool has
@@ -74,17 +80,7 @@ impl OrderIndex {
 
     /// Removes an id and returns the slot it pointed at.
     pub(crate) fn remove(&mut self, id: OrderId) -> Option<u32> {
-        let mut position = self.home(id);
-        loop {
-            let entry = self.entries[position];
-            if entry.slot == NIL {
-                return None;
-            }
-            if entry.id == id {
-                break;
-            }
-            position = (position + 1) & self.mask;
-        }
+        let position = self.position(id)?;
         let removed = self.entries[position].slot;
         // Backward-shift deletion: move each later entry of the run into the hole unless
         // the hole lies before its home position (cyclically), where a lookup would not
