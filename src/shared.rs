@@ -87,8 +87,6 @@ enum RingStore {
 /// it through an `Arc`; the mappings live until the last handle is gone.
 pub(crate) struct Shared {
     pub name: String,
-    pub producers: u32,
-    pub subscribers: u32,
     pub capacity: usize,
     pub window: usize,
     pub max_message_len: usize,
@@ -119,8 +117,10 @@ impl Shared {
 pub(crate) struct Control {
     map: MmapRaw,
     layout: ControlLayout,
-    producers: u32,
-    subscribers: u32,
+    /// Publisher slots (and rings).
+    pub producers: u32,
+    /// Subscriber slots.
+    pub subscribers: u32,
 }
 
 impl Control {
@@ -478,8 +478,6 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
             let max_message_len = kind.fixed_len.unwrap_or(config.max_message_size);
             let shared = Shared {
                 name: name.to_owned(),
-                producers: config.producers,
-                subscribers: config.subscribers,
                 capacity: config.capacity,
                 window: config.publication_window.unwrap_or(config.capacity),
                 max_message_len,
@@ -810,8 +808,6 @@ pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
     let rings = map_rings(&ring_fd, checked.producers, checked.capacity, &options, name)?;
     Ok(Shared {
         name: name.to_owned(),
-        producers: checked.producers,
-        subscribers: checked.subscribers,
         capacity: checked.capacity,
         window: checked.window,
         max_message_len: checked.max_message_len,
