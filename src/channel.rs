@@ -9,6 +9,7 @@ use crate::message::{Bytes, Frame, Payload};
 use crate::publisher::Publisher;
 use crate::shared::{self, Kind, Ownership, Shared};
 use crate::subscriber::Subscriber;
+use crate::trust::Trust;
 
 /// A named shared-memory channel carrying messages of type `T` (or raw [`Bytes`]) with
 /// ordering mode `M` and topology `K`.
@@ -100,8 +101,18 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
 
     /// Connects to an existing channel, checking that its message type, mode and topology
     /// are the ones this handle names.
+    ///
+    /// Only channels created by this process's own (effective) user, with the permissions
+    /// they were created with, are accepted: another user's fails with
+    /// [`Error::Untrusted`](crate::Error::Untrusted). Use [`connect_with`](Self::connect_with)
+    /// to accept others.
     pub fn connect(name: &str) -> Result<Self> {
-        let shared = shared::connect(name, Self::kind(false))?;
+        Self::connect_with(name, &Trust::default())
+    }
+
+    /// Like [`connect`](Self::connect), accepting channels of the users `trust` names.
+    pub fn connect_with(name: &str, trust: &Trust) -> Result<Self> {
+        let shared = shared::connect(name, Self::kind(false), trust)?;
         Ok(Channel {
             shared: Arc::new(shared),
             ownership: None,
@@ -154,7 +165,13 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
     /// type's bytes, and raw offers must be exactly the type's size. This is the one way
     /// to bypass the type check, for tools and bridges that do not know the type.
     pub fn connect_as_bytes(name: &str) -> Result<Self> {
-        let shared = shared::connect(name, Self::kind(true))?;
+        Self::connect_as_bytes_with(name, &Trust::default())
+    }
+
+    /// Like [`connect_as_bytes`](Self::connect_as_bytes), accepting channels of the users
+    /// `trust` names.
+    pub fn connect_as_bytes_with(name: &str, trust: &Trust) -> Result<Self> {
+        let shared = shared::connect(name, Self::kind(true), trust)?;
         Ok(Channel {
             shared: Arc::new(shared),
             ownership: None,

@@ -44,6 +44,27 @@ pub enum NameProblem {
     BadStart,
 }
 
+/// Why [`Error::Untrusted`] refused a channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TrustProblem {
+    /// Its objects are owned by a user the caller's [`Trust`](crate::Trust) does not name.
+    Owner,
+    /// An object's mode grants more than the permissions recorded at creation (the
+    /// channel's files were `chmod`ed since).
+    WiderMode {
+        /// The permission bits the channel was created with.
+        recorded: u32,
+    },
+    /// The ring object has another owner than the control object.
+    MixedOwners {
+        /// The ring object's owner.
+        ring_uid: u32,
+    },
+    /// An object is not a regular shared-memory file (a directory, a device, a FIFO).
+    NotAFile,
+}
+
 /// Every way a salias call can fail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -182,6 +203,40 @@ pub enum Error {
         errno: Option<i32>,
         /// What it means for the caller and what to do, when there is more to say.
         hint: String,
+    },
+    /// The channel's shared memory does not fit in the filesystem that holds it; nothing
+    /// was created.
+    NoSpace {
+        /// The channel name.
+        name: String,
+        /// Bytes the channel needs (control block and rings).
+        needed: u64,
+        /// Bytes the filesystem had free when the reservation failed.
+        available: u64,
+        /// The filesystem, e.g. `/dev/shm`.
+        filesystem: String,
+        /// Whether the rings were to be backed by huge pages.
+        huge_pages: bool,
+    },
+    /// The channel's objects belong to a user this process was not told to trust, or grant
+    /// more access than the channel was created with.
+    Untrusted {
+        /// The channel name.
+        name: String,
+        /// What is wrong.
+        problem: TrustProblem,
+        /// The user owning the channel's control object.
+        owner_uid: u32,
+        /// The permission bits of the offending object.
+        mode: u32,
+        /// The effective user of this process.
+        caller_uid: u32,
+    },
+    /// A handle inherited across `fork()`: its slot belongs to the parent process, so it
+    /// refuses to act in the child.
+    Inherited {
+        /// The channel name.
+        name: String,
     },
     /// The feature is not available on this platform.
     Unsupported {
@@ -343,6 +398,55 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::NoSpace {
+                name,
+                needed,
+                available,
+                filesystem,
+                huge_pages,
+            } => {
+                write!(
+                    f,
+                    "channel {name:?} needs {needed} bytes of shared memory, but {filesystem} has only {available} bytes free, so nothing was created; "
+                )?;
+                if *huge_pages {
+                    f.write_str("reserve more huge pages (`/proc/sys/vm/nr_hugepages`), or create it with a smaller `capacity` or fewer `producers`")
+                } else {
+                    write!(
+                        f,
+                        "create it with a smaller `capacity` or fewer `producers` (the rings take capacity × producers bytes), free space there, or in a container give it a larger /dev/shm (`docker run --shm-size={}m` or more)",
+                        needed.div_ceil(1 << 20) + 64
+                    )
+                }
+            }
+            Error::Untrusted {
+                name,
+                problem,
+                owner_uid,
+                mode,
+                caller_uid,
+            } => match problem {
+                TrustProblem::Owner => write!(
+                    f,
+                    "channel {name:?} belongs to user {owner_uid} (mode {mode:#o}), not to this process's user {caller_uid}: its messages would come from and go to that user; if you trust them, connect with `Channel::connect_with(name, &Trust::uid({owner_uid}))`"
+                ),
+                TrustProblem::WiderMode { recorded } => write!(
+                    f,
+                    "channel {name:?}'s shared memory has mode {mode:#o}, wider than the {recorded:#o} it was created with, so someone changed its permissions; recreate it, or accept it with `Trust::allow_wider_mode`"
+                ),
+                TrustProblem::MixedOwners { ring_uid } => write!(
+                    f,
+                    "channel {name:?}'s control block belongs to user {owner_uid} but its rings to user {ring_uid}: someone replaced one of its objects; remove the channel and create it again"
+                ),
+                TrustProblem::NotAFile => write!(
+                    f,
+                    "the shared-memory object of channel {name:?} is not a regular file (mode {mode:#o}); remove whatever is at that name and create the channel again"
+                ),
+            },
+            Error::Inherited { name } => write!(
+                f,
+                "this handle on channel {name:?} was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again"
+            ),
             Error::Unsupported { feature, platform } => {
                 write!(f, "{feature} are not supported on {platform}; leave that setting at its default")
             }

@@ -33,7 +33,7 @@ use crate::config::{MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS};
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 2;
+pub(crate) const LAYOUT_VERSION: u32 = 3;
 
 /// `Header::state` once the channel can be connected to.
 pub(crate) const STATE_READY: u32 = 1;
@@ -128,6 +128,14 @@ pub(crate) struct ChannelInfo {
     pub name: [u8; MAX_NAME_LEN],
     pub message_type: TypeRecord,
     pub hugetlbfs_dir: [u8; MAX_DIR_LEN],
+    /// The permission bits the owner created both objects with; an object granting more
+    /// has been changed since, and `connect` refuses it.
+    pub permissions: u32,
+    pub _reserved: u32,
+    /// Device and inode of the ring object, so removing a stale channel unlinks its own
+    /// rings and not those of a channel created under the name since.
+    pub ring_device: u64,
+    pub ring_inode: u64,
 }
 
 /// Words every participant writes, each on its own cache line.

@@ -63,6 +63,7 @@ mod publisher;
 mod shared;
 mod status;
 mod subscriber;
+mod trust;
 mod wait;
 
 pub use channel::{
@@ -70,13 +71,16 @@ pub use channel::{
     RawOrderedMpsc, Reaped, remove, remove_stale,
 };
 pub use config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
-pub use error::{Error, NameProblem, Result, Role};
+pub use error::{Error, NameProblem, Result, Role, TrustProblem};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
 pub use salias_derive::SaliasMessage;
-pub use status::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus, channel_status, list_channels};
+pub use status::{
+    ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus, channel_status, channel_status_with, list_channels,
+};
 pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
+pub use trust::Trust;
 pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 
 /// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to

@@ -8,7 +8,7 @@
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often a backpressured fanout publisher checks whether a dead subscriber holds it.
@@ -18,6 +18,7 @@ use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
 use crate::layout::{FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
+use crate::platform::{self, HEALTHY};
 use crate::protocol;
 use crate::shared::Shared;
 use crate::wait::{self, Adaptive, WaitStrategy, Waiter};
@@ -50,12 +51,15 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     last_reap: Option<Instant>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
+    /// The channel's health cell (`platform::guard`), checked on every call.
+    health: &'static AtomicU32,
     _marker: KindMarker<T, M, K>,
     _single_writer: SingleUser,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
+        shared.check_health()?;
         let slot = shared.claim_slot(
             Role::Publisher,
             (0..shared.producers as usize).map(|p| &*shared.producer_slot(p).holder),
@@ -100,6 +104,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             backpressured: 0,
             last_reap: None,
             slot,
+            health: shared.health(),
             shared,
             strategy: Some(Box::new(Adaptive::default())),
             _marker: KindMarker::default(),
@@ -144,8 +149,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
         self.limit = protocol::write_limit(self.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
             |protocol::BadCursor { subscriber, cursor }| {
-                Error::corrupt(
-                    &shared.name,
+                shared.corrupt(
                     format!(
                         "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
                         self.slot,
@@ -158,9 +162,19 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         Ok(())
     }
 
+    /// Fails once the channel's memory was truncated under it, or in a `fork()` child.
+    #[inline(always)]
+    fn check_health(&self) -> Result<()> {
+        match platform::state_of(self.health) {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(&self.shared.name, state)),
+        }
+    }
+
     /// Finds room for `frames` bytes of frames, returning the first one's position.
     #[inline(always)]
     fn reserve(&mut self, frames: u64) -> Result<u64> {
+        self.check_health()?;
         let pos = self.tail;
         if pos + frames > self.limit {
             self.refresh_limit()?;
@@ -179,19 +193,21 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         Ok(pos)
     }
 
-    /// Backpressured: if a dead fanout subscriber is what holds us back, free its slot and
-    /// recompute the limit. Checks at most every `REAP_INTERVAL`, since liveness checks
-    /// read `/proc`.
+    /// Backpressured: checks whether the channel's objects were truncated (a subscriber
+    /// that stopped releasing may be one that lost its memory) and, if a dead fanout
+    /// subscriber is what holds us back, frees its slot and recomputes the limit. At most
+    /// every `REAP_INTERVAL`, since both make system calls.
     #[cold]
     fn reap_dead_subscribers(&mut self) -> Result<()> {
-        if !K::FANOUT {
-            return Ok(()); // an Mpsc subscriber's place is kept for its successor
-        }
         let now = Instant::now();
         if self.last_reap.is_some_and(|last| now - last < REAP_INTERVAL) {
             return Ok(());
         }
         self.last_reap = Some(now);
+        self.shared.check_objects()?;
+        if !K::FANOUT {
+            return Ok(()); // an Mpsc subscriber's place is kept for its successor
+        }
         if self.shared.reap(true).1 > 0 {
             self.refresh_limit()?;
         }
@@ -302,7 +318,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         self.tail = pos;
         self.published = self.published.wrapping_add(count as u64);
         self.publish_progress();
-        Ok(())
+        // A truncation while the frames were written sent them nowhere: say so.
+        self.check_health()
     }
 
     /// How many frames of `frame` bytes fit now, refreshing the limit if fewer than
@@ -560,6 +577,10 @@ unsafe fn write_payload<T: Payload, M: Mode>(src: *const u8, payload: *mut u8, l
 
 impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
     fn drop(&mut self) {
+        if !self.shared.is_ours() {
+            // Inherited across fork(): the slot is the parent's.
+            return;
+        }
         self.publish_progress();
         self.shared
             .producer_slot(self.slot)

@@ -2,12 +2,11 @@
 //! object. Everything read from an existing channel is validated here before any handle
 //! can use it.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use memmap2::MmapRaw;
 use rustix::io::Errno;
 
 use crate::config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
@@ -19,7 +18,11 @@ use crate::layout::{
     TypeRecord,
 };
 use crate::message::{Fingerprint, round_up};
-use crate::platform::{self, Identity, MagicRing, ObjectNames, RingOptions};
+use crate::platform::{
+    self, ControlMap, HEALTHY, Health, Identity, MagicRing, ObjectFacts, ObjectId, ObjectNames, ReserveError,
+    RingOptions,
+};
+use crate::trust::Trust;
 
 /// How often a claim looks again at a slot whose holder word changed under it.
 const CLAIM_ATTEMPTS_PER_SLOT: u32 = 8;
@@ -97,6 +100,14 @@ pub(crate) struct Shared {
     rings: Vec<MagicRing>,
     names: ObjectNames,
     ring_store: RingStore,
+    /// The objects this view mapped, so the owner unlinks exactly those.
+    control_id: ObjectId,
+    ring_id: ObjectId,
+    /// Kept open to notice a truncation that no access of ours has run into yet.
+    control_fd: OwnedFd,
+    ring_fd: OwnedFd,
+    /// Declared last: every mapping above is released before the cell is freed.
+    health: Health,
 }
 
 impl std::ops::Deref for Shared {
@@ -110,12 +121,54 @@ impl Shared {
     pub(crate) fn ring(&self, producer: usize) -> &MagicRing {
         &self.rings[producer]
     }
+
+    /// This channel's health cell: handles check it on every call.
+    pub(crate) fn health(&self) -> &'static std::sync::atomic::AtomicU32 {
+        self.health.word()
+    }
+
+    /// Fails once another process truncated the channel's objects, or in a `fork()` child.
+    pub(crate) fn check_health(&self) -> Result<()> {
+        match self.health.state() {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(&self.name, state)),
+        }
+    }
+
+    /// Asks the system whether either object was shrunk below what this view maps, and
+    /// poisons the channel if so: a process that never touches the lost pages learns of it
+    /// too. Two `fstat` calls; for rate-limited cold paths only.
+    pub(crate) fn check_objects(&self) -> Result<()> {
+        let short = |fd: &OwnedFd, len: u64| platform::object_len(fd.as_fd()).is_ok_and(|now| now < len);
+        if short(&self.control_fd, self.control.layout.len as u64)
+            || short(&self.ring_fd, (self.capacity * self.producers as usize) as u64)
+        {
+            self.health.poison();
+        }
+        self.check_health()
+    }
+
+    /// The error for shared memory that breaks the protocol: if the cause is that a peer
+    /// truncated the objects (cut pages read as zeros), that is what it says.
+    #[cold]
+    pub(crate) fn corrupt(&self, what: impl Into<String>) -> Error {
+        match self.check_objects() {
+            Err(truncated) => truncated,
+            Ok(()) => Error::corrupt(&self.name, what),
+        }
+    }
+
+    /// Whether this process may act on the channel's shared state (it is not a `fork()`
+    /// child holding inherited handles).
+    pub(crate) fn is_ours(&self) -> bool {
+        self.health.state() != platform::INHERITED
+    }
 }
 
 /// A mapped control object whose geometry has been validated: its header, hot words, slot
 /// tables and cursors.
 pub(crate) struct Control {
-    map: MmapRaw,
+    map: ControlMap,
     layout: ControlLayout,
     /// Publisher slots (and rings).
     pub producers: u32,
@@ -125,7 +178,7 @@ pub(crate) struct Control {
 
 impl Control {
     fn base(&self) -> *mut u8 {
-        self.map.as_mut_ptr()
+        self.map.as_ptr()
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -296,18 +349,31 @@ pub(crate) struct Ownership {
 
 impl Ownership {
     pub(crate) fn release(&self, shared: &Shared) {
+        if !shared.is_ours() {
+            // A fork() child: the channel is its parent's to keep or remove.
+            return;
+        }
         if self.keep {
             // Detach: the channel lives on without an owner, so it is not stale.
             shared.header().owner.token.store(SLOT_FREE, Ordering::Release);
         } else {
-            unlink_objects(&shared.names, &shared.ring_store);
+            unlink_objects(
+                &shared.names,
+                shared.control_id,
+                &shared.ring_store,
+                Some(shared.ring_id),
+            );
         }
     }
 }
 
-fn unlink_objects(names: &ObjectNames, ring_store: &RingStore) {
-    let _ = platform::shm_unlink(&names.control);
-    unlink_rings(ring_store);
+/// Unlinks the control object if the name still names object `control`, and the rings if
+/// they are object `rings` (when known). Never anything created under the name since.
+fn unlink_objects(names: &ObjectNames, control: ObjectId, ring_store: &RingStore, rings: Option<ObjectId>) {
+    platform::shm_unlink_if(&names.control, control);
+    if let Some(rings) = rings {
+        unlink_rings_if(ring_store, rings);
+    }
 }
 
 fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
@@ -326,6 +392,13 @@ fn shm_error(call: &'static str, name: &str, errno: Errno) -> Error {
     }
 }
 
+fn symlink_at_name(name: &str) -> Error {
+    Error::NotAChannel {
+        name: name.to_owned(),
+        reason: "a symbolic link stands at its name, which salias never follows".into(),
+    }
+}
+
 /// What an existing control object turned out to be.
 enum Existing {
     Live(u32),
@@ -336,24 +409,60 @@ enum Existing {
     Foreign(String),
 }
 
-fn map_control(fd: &OwnedFd, len: usize, name: &str) -> Result<MmapRaw> {
-    memmap2::MmapOptions::new()
-        .len(len)
-        .populate()
-        .map_raw(fd.as_raw_fd())
-        .map_err(|e| {
-            Error::platform(
-                "mmap (control block)",
-                format!("the shared memory of channel {name:?}"),
-                Errno::from_io_error(&e).unwrap_or(Errno::IO),
-            )
-        })
+fn map_control(fd: &OwnedFd, len: usize, name: &str, health: &Health) -> Result<ControlMap> {
+    ControlMap::map(
+        fd.as_fd(),
+        len,
+        health,
+        &format!("the shared memory of channel {name:?}"),
+    )
+}
+
+/// A control object's header as copied out: state, owner word and info (still to be
+/// validated; any peer may have scribbled on it).
+struct HeaderCopy {
+    state: u32,
+    owner: u64,
+    info: Box<ChannelInfo>,
+}
+
+/// Copies the header out of `map` (at least a `Header` long). Fails if the object was
+/// truncated under the copy.
+fn copy_header(map: &ControlMap, health: &Health, name: &str) -> Result<HeaderCopy> {
+    let header = map.as_ptr() as *const Header;
+    // SAFETY: the mapping holds at least a `Header`, page aligned; `state` and `owner`
+    // are atomics, read in place.
+    let (state, owner) = unsafe {
+        (
+            // SYNC POINT header-ready (Acquire side).
+            (*header).state.load(Ordering::Acquire),
+            (*header).owner.token.load(Ordering::Acquire),
+        )
+    };
+    // SAFETY: plain bytes copied out of the mapping, never referenced in place; every use
+    // validates the copy first.
+    let info = Box::new(unsafe { std::ptr::read_volatile(&raw const (*header).info) });
+    match health.state() {
+        HEALTHY => Ok(HeaderCopy { state, owner, info }),
+        state => Err(platform::unhealthy(name, state)),
+    }
+}
+
+/// Reads just the header of the object open as `fd`, if it is long enough to hold one.
+fn read_header(fd: &OwnedFd, name: &str) -> Result<Option<HeaderCopy>> {
+    let len = platform::object_len(fd.as_fd()).map_err(|e| shm_error("fstat", name, e))?;
+    if len < size_of::<Header>() as u64 {
+        return Ok(None);
+    }
+    let health = Health::new(name)?;
+    let map = map_control(fd, size_of::<Header>(), name, &health)?;
+    copy_header(&map, &health, name).map(Some)
 }
 
 /// What a control object holds, as far as can be told without trusting it.
 enum Found {
-    /// Initialised: its info (still to be validated) and owner word.
-    Ready(MmapRaw, Box<ChannelInfo>, u64),
+    /// Initialised: its mapping, info (still to be validated) and owner word.
+    Ready(ControlMap, Box<ChannelInfo>, u64),
     /// Not initialised within the wait; the owner word if it was written.
     Unready(u64),
     /// Certainly not a salias channel.
@@ -361,7 +470,8 @@ enum Found {
 }
 
 /// Reads a control object's header, waiting a bounded time for an owner still creating it.
-fn inspect(fd: &OwnedFd, name: &str, wait: bool) -> Result<Found> {
+/// The mapping it returns is registered with `health`.
+fn inspect(fd: &OwnedFd, name: &str, wait: bool, health: &Health) -> Result<Found> {
     let wait_ms = if wait { INIT_WAIT_MS.load(Ordering::Relaxed) } else { 0 };
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     // No control block is larger than one with the most slots; map no more than that,
@@ -372,22 +482,16 @@ fn inspect(fd: &OwnedFd, name: &str, wait: bool) -> Result<Found> {
         let len = len.min(largest);
         let mut owner = SLOT_FREE;
         if len >= size_of::<Header>() {
-            let map = map_control(fd, len, name)?;
-            // SAFETY: the mapping holds at least a `Header`, page aligned.
-            let header = unsafe { &*(map.as_mut_ptr() as *const Header) };
-            // SYNC POINT header-ready (Acquire side).
-            let state = header.state.load(Ordering::Acquire);
-            owner = header.owner.token.load(Ordering::Acquire);
-            // SAFETY: plain bytes copied out of the mapping; any peer may have scribbled on
-            // them, which is why every use validates the copy first.
-            let info = unsafe { std::ptr::read_volatile(&header.info) };
-            if state == STATE_READY {
-                return Ok(Found::Ready(map, Box::new(info), owner));
+            let map = map_control(fd, len, name, health)?;
+            let copy = copy_header(&map, health, name)?;
+            owner = copy.owner;
+            if copy.state == STATE_READY {
+                return Ok(Found::Ready(map, copy.info, owner));
             }
-            if state != 0 {
-                return Ok(Found::Foreign(format!("its state word is {state:#x}")));
+            if copy.state != 0 {
+                return Ok(Found::Foreign(format!("its state word is {:#x}", copy.state)));
             }
-            if info.magic != 0 && info.magic != MAGIC {
+            if copy.info.magic != 0 && copy.info.magic != MAGIC {
                 return Ok(Found::Foreign("its first bytes are not the salias magic".into()));
             }
             if owner != SLOT_FREE && !platform::token_alive(owner) {
@@ -403,30 +507,51 @@ fn inspect(fd: &OwnedFd, name: &str, wait: bool) -> Result<Found> {
     }
 }
 
-fn classify(fd: &OwnedFd, name: &str) -> Result<Existing> {
-    let (info, owner) = match inspect(fd, name, true)? {
+/// What the control object open as `fd` is, and the ring object it recorded (if it got as
+/// far as recording one).
+fn classify(fd: &OwnedFd, name: &str) -> Result<(Existing, Option<ObjectId>)> {
+    let health = Health::new(name)?;
+    let (info, owner) = match inspect(fd, name, true, &health)? {
         Found::Ready(_, info, owner) => (info, owner),
-        Found::Foreign(reason) => return Ok(Existing::Foreign(reason)),
+        Found::Foreign(reason) => return Ok((Existing::Foreign(reason), None)),
         Found::Unready(owner) => {
-            return Ok(if owner != SLOT_FREE && platform::token_alive(owner) {
+            let existing = if owner != SLOT_FREE && platform::token_alive(owner) {
                 Existing::Live(platform::token_pid(owner))
             } else {
                 Existing::Abandoned
-            });
+            };
+            // An abandoned channel may have recorded its rings before its owner died.
+            let rings = read_header(fd, name)?.and_then(|copy| recorded_rings(&copy.info));
+            return Ok((existing, rings));
         }
     };
     if info.magic != MAGIC {
-        return Ok(Existing::Foreign("its first bytes are not the salias magic".into()));
+        return Ok((
+            Existing::Foreign("its first bytes are not the salias magic".into()),
+            None,
+        ));
     }
     if info.name_len as usize > MAX_NAME_LEN || &info.name[..info.name_len as usize] != name.as_bytes() {
-        return Ok(Existing::Foreign("it belongs to a channel with another name".into()));
+        return Ok((
+            Existing::Foreign("it belongs to a channel with another name".into()),
+            None,
+        ));
     }
-    Ok(if owner == SLOT_FREE {
+    let existing = if owner == SLOT_FREE {
         Existing::Kept
     } else if platform::token_alive(owner) {
         Existing::Live(platform::token_pid(owner))
     } else {
         Existing::Stale
+    };
+    Ok((existing, recorded_rings(&info)))
+}
+
+/// The ring object a control block says is its own; `None` if it recorded none.
+fn recorded_rings(info: &ChannelInfo) -> Option<ObjectId> {
+    (info.magic == MAGIC && info.ring_inode != 0).then_some(ObjectId {
+        device: info.ring_device,
+        inode: info.ring_inode,
     })
 }
 
@@ -466,15 +591,18 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
 
     let name = config.name.as_str();
     let names = ObjectNames::of(name);
+    let health = Health::new(name)?;
     let control_fd = create_control(&names, config)?;
+    let control_id = platform::object_id(control_fd.as_fd()).map_err(|e| shm_error("fstat", name, e))?;
     let ring_store = match &huge_dir {
         Some(dir) => RingStore::HugeFile(hugetlbfs_ring_path(dir, &names)),
         None => RingStore::Shm(names.rings.clone()),
     };
     // From here on, a failure must not leave names behind.
-    let built = build(config, kind, &control_fd, &ring_store);
+    let mut ring_id = None;
+    let built = build(config, kind, &control_fd, &ring_store, &health, &mut ring_id);
     match built {
-        Ok((control, rings, layout)) => {
+        Ok((control, rings, layout, ring_id, ring_fd)) => {
             let max_message_len = kind.fixed_len.unwrap_or(config.max_message_size);
             let shared = Shared {
                 name: name.to_owned(),
@@ -493,13 +621,20 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
                 rings,
                 names,
                 ring_store,
+                control_id,
+                ring_id,
+                control_fd,
+                ring_fd,
+                health,
             };
+            // A peer may have truncated the objects while they were being set up.
+            shared.check_health()?;
             // SYNC POINT header-ready (Release side): everything above is visible first.
             shared.header().state.store(STATE_READY, Ordering::Release);
             Ok((shared, Ownership { keep: config.keep }))
         }
         Err(e) => {
-            unlink_objects(&names, &ring_store);
+            unlink_objects(&names, control_id, &ring_store, ring_id);
             Err(e)
         }
     }
@@ -518,29 +653,32 @@ fn create_control(names: &ObjectNames, config: &Config) -> Result<OwnedFd> {
         let fd = match platform::shm_open(&names.control) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => continue,
+            Err(Errno::LOOP) => return Err(symlink_at_name(name)),
             Err(e) => return Err(shm_error("shm_open", name, e)),
         };
         match classify(&fd, name)? {
-            Existing::Live(pid) => {
+            (Existing::Live(pid), _) => {
                 return Err(Error::AlreadyExists {
                     name: name.to_owned(),
                     owner_pid: Some(pid),
                 });
             }
-            Existing::Kept => {
+            (Existing::Kept, _) => {
                 return Err(Error::AlreadyExists {
                     name: name.to_owned(),
                     owner_pid: None,
                 });
             }
-            Existing::Foreign(reason) => {
+            (Existing::Foreign(reason), _) => {
                 return Err(Error::NotAChannel {
                     name: name.to_owned(),
                     reason,
                 });
             }
-            Existing::Stale | Existing::Abandoned => {
-                remove_by_names(name, names);
+            (Existing::Stale | Existing::Abandoned, rings) => {
+                // The control name only: whoever creates it next owns the ring name too
+                // and replaces any leftover rings there (`create_ring_object`).
+                remove_stale_objects(name, names, &fd, rings);
             }
         }
     }
@@ -550,16 +688,47 @@ fn create_control(names: &ObjectNames, config: &Config) -> Result<OwnedFd> {
     })
 }
 
-type Built = (MmapRaw, Vec<MagicRing>, ControlLayout);
+type Built = (ControlMap, Vec<MagicRing>, ControlLayout, ObjectId, OwnedFd);
 
-fn build(config: &Config, kind: Kind, control_fd: &OwnedFd, ring_store: &RingStore) -> Result<Built> {
+fn build(
+    config: &Config,
+    kind: Kind,
+    control_fd: &OwnedFd,
+    ring_store: &RingStore,
+    health: &Health,
+    ring_id_out: &mut Option<ObjectId>,
+) -> Result<Built> {
     let name = config.name.as_str();
     let layout = ControlLayout::new(config.producers, config.subscribers);
+    let ring_object_len = config.capacity as u64 * config.producers as u64;
+    let huge_pages = config.huge_pages.size().is_some();
+    let no_space = |needed: u64, available: u64, filesystem: String| Error::NoSpace {
+        name: name.to_owned(),
+        needed,
+        available,
+        filesystem,
+        huge_pages,
+    };
+    // With huge pages the rings come from the kernel's huge page pool, not from /dev/shm.
+    let shm_needed = if huge_pages {
+        layout.len as u64
+    } else {
+        layout.len as u64 + ring_object_len
+    };
     rustix::fs::ftruncate(control_fd, layout.len as u64).map_err(|e| shm_error("ftruncate", name, e))?;
-    let control = map_control(control_fd, layout.len, name)?;
+    platform::reserve(control_fd.as_fd(), layout.len as u64, platform::shm_filesystem()).map_err(|e| match e {
+        ReserveError::NoSpace { available, filesystem } => no_space(shm_needed, available, filesystem),
+        ReserveError::Other(e) => shm_error("fallocate", name, e),
+    })?;
+    let control = map_control(control_fd, layout.len, name, health)?;
+    // Recorded before anything else can fail, so a stale channel's rings can be told apart
+    // from those of a channel created under the name later.
+    let ring_fd = create_ring_object(ring_store, config)?;
+    let ring_id = platform::object_id(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
+    *ring_id_out = Some(ring_id);
     // SAFETY: the fresh mapping is `layout.len` ≥ size_of::<Header>() bytes, page aligned,
     // zero filled, and nobody else can have mapped it in a READY state yet.
-    let header = unsafe { &mut *(control.as_mut_ptr() as *mut Header) };
+    let header = unsafe { &mut *(control.as_ptr() as *mut Header) };
     header.owner.token.store(Identity::current().token(), Ordering::Release);
 
     let fp = kind.fingerprint;
@@ -571,7 +740,6 @@ fn build(config: &Config, kind: Kind, control_fd: &OwnedFd, ring_store: &RingSto
     }
     .unwrap_or_default();
     let (dir_bytes, dir_len) = copy_into::<MAX_DIR_LEN>(&dir);
-    let ring_object_len = config.capacity as u64 * config.producers as u64;
     header.info = ChannelInfo {
         magic: MAGIC,
         layout_version: LAYOUT_VERSION,
@@ -598,33 +766,53 @@ fn build(config: &Config, kind: Kind, control_fd: &OwnedFd, ring_store: &RingSto
             layout_hash: fp.layout_hash,
         },
         hugetlbfs_dir: dir_bytes,
+        permissions: config.permissions,
+        _reserved: 0,
+        ring_device: ring_id.device,
+        ring_inode: ring_id.inode,
     };
 
     if kind.topology == Fanout::ID {
         // No subscriber yet: publishers are held back by none.
         for index in 0..(config.producers as usize * config.subscribers as usize) {
             // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
-            let cursor = unsafe { &*(control.as_mut_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
+            let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
             cursor.store(CURSOR_IDLE, Ordering::Relaxed);
         }
     }
 
-    let ring_fd = create_ring_object(ring_store, config)?;
     rustix::fs::ftruncate(&ring_fd, ring_object_len).map_err(|e| {
         let err = shm_error("ftruncate (rings)", name, e);
-        if config.huge_pages.size().is_some() {
+        if huge_pages {
             err.with_hint("the hugetlbfs mount has too few free huge pages for the rings")
         } else {
             err
         }
+    })?;
+    let ring_filesystem = match ring_store {
+        RingStore::HugeFile(path) => path.parent().unwrap_or(path).display().to_string(),
+        RingStore::Shm(_) => platform::shm_filesystem().to_owned(),
+    };
+    // Without this, a ring that does not fit maps fine and kills its first writer with
+    // SIGBUS: tmpfs and hugetlbfs allocate on first touch, and MAP_POPULATE reports nothing.
+    platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
+        ReserveError::NoSpace { available, filesystem } => match config.huge_pages.size() {
+            Some(page) => no_space(
+                ring_object_len,
+                platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
+                format!("the {}-byte huge page pool (mounted at {filesystem})", page),
+            ),
+            None => no_space(shm_needed, available, filesystem),
+        },
+        ReserveError::Other(e) => shm_error("fallocate (rings)", name, e),
     })?;
     let options = RingOptions {
         huge_page: config.huge_pages.size(),
         numa_node: config.numa_node,
         populate: true,
     };
-    let rings = map_rings(&ring_fd, config.producers, config.capacity, &options, name)?;
-    Ok((control, rings, layout))
+    let rings = map_rings(&ring_fd, config.producers, config.capacity, &options, health, name)?;
+    Ok((control, rings, layout, ring_id, ring_fd))
 }
 
 fn create_ring_object(ring_store: &RingStore, config: &Config) -> Result<OwnedFd> {
@@ -655,12 +843,29 @@ fn unlink_rings(ring_store: &RingStore) {
     }
 }
 
+/// Unlinks the rings only if the name still names object `id`.
+fn unlink_rings_if(ring_store: &RingStore, id: ObjectId) {
+    match ring_store {
+        RingStore::Shm(os_name) => platform::shm_unlink_if(os_name, id),
+        RingStore::HugeFile(path) => {
+            if open_ring_file(path).is_ok_and(|fd| platform::object_id(fd.as_fd()) == Ok(id)) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+fn open_ring_file(path: &Path) -> std::result::Result<OwnedFd, Errno> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(path, OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+}
+
 fn create_file_exclusive(path: &Path, permissions: u32) -> std::result::Result<OwnedFd, Errno> {
     use rustix::fs::{Mode, OFlags};
     let mode = Mode::from_bits_truncate(permissions as _);
     let fd = rustix::fs::open(
         path,
-        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         mode,
     )?;
     rustix::fs::fchmod(&fd, mode)?;
@@ -672,12 +877,18 @@ fn map_rings(
     producers: u32,
     capacity: usize,
     options: &RingOptions,
+    health: &Health,
     name: &str,
 ) -> Result<Vec<MagicRing>> {
     let object = format!("the rings of channel {name:?}");
-    (0..producers as usize)
-        .map(|p| MagicRing::map(fd.as_fd(), (p * capacity) as u64, capacity, options, &object))
-        .collect()
+    let rings = (0..producers as usize)
+        .map(|p| MagicRing::map(fd.as_fd(), (p * capacity) as u64, capacity, options, health, &object))
+        .collect::<Result<Vec<_>>>()?;
+    // Faulting the pages in may have found the object shrunk.
+    match health.state() {
+        HEALTHY => Ok(rings),
+        state => Err(platform::unhealthy(name, state)),
+    }
 }
 
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
@@ -719,24 +930,50 @@ fn check_numa_node(_node: u32) -> Result<()> {
     })
 }
 
-/// Opens an existing channel's control object by name.
-fn open_control(name: &str) -> Result<(ObjectNames, OwnedFd)> {
+/// Opens an existing channel's control object by name, with what `fstat` says of it.
+fn open_control(name: &str) -> Result<(ObjectNames, OwnedFd, ObjectFacts)> {
     validate_name(name)?;
     let names = ObjectNames::of(name);
-    match platform::shm_open(&names.control) {
-        Ok(fd) => Ok((names, fd)),
-        Err(Errno::NOENT) => Err(Error::NotFound { name: name.to_owned() }),
-        Err(e) => Err(shm_error("shm_open", name, e)),
-    }
+    let fd = match platform::shm_open(&names.control) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Err(Error::NotFound { name: name.to_owned() }),
+        Err(Errno::LOOP) => return Err(symlink_at_name(name)),
+        Err(e) => return Err(shm_error("shm_open", name, e)),
+    };
+    let facts = platform::object_facts(fd.as_fd()).map_err(|e| shm_error("fstat", name, e))?;
+    Ok((names, fd, facts))
+}
+
+/// What `fstat` says of `name`'s control object.
+pub(crate) fn control_facts(name: &str) -> Result<ObjectFacts> {
+    open_control(name).map(|(_, _, facts)| facts)
+}
+
+/// A control object that its owner finished creating.
+struct Opened {
+    names: ObjectNames,
+    fd: OwnedFd,
+    facts: ObjectFacts,
+    map: ControlMap,
+    info: Box<ChannelInfo>,
+    owner: u64,
 }
 
 /// Opens `name`'s control object once its owner has finished creating it (waiting a
-/// bounded time if `wait`): the names of its objects, its mapping, the copy of its info
-/// (still to be validated) and its owner word.
-fn open_ready(name: &str, wait: bool) -> Result<(ObjectNames, MmapRaw, Box<ChannelInfo>, u64)> {
-    let (names, fd) = open_control(name)?;
-    match inspect(&fd, name, wait)? {
-        Found::Ready(map, info, owner) => Ok((names, map, info, owner)),
+/// bounded time if `wait`), refusing it before reading a byte if `trust` does not accept
+/// its owner. Its info is still to be validated.
+fn open_ready(name: &str, wait: bool, trust: &Trust, health: &Health) -> Result<Opened> {
+    let (names, fd, facts) = open_control(name)?;
+    trust.check(name, &facts, None, None)?;
+    match inspect(&fd, name, wait, health)? {
+        Found::Ready(map, info, owner) => Ok(Opened {
+            names,
+            fd,
+            facts,
+            map,
+            info,
+            owner,
+        }),
         Found::Foreign(reason) => Err(Error::NotAChannel {
             name: name.to_owned(),
             reason,
@@ -749,11 +986,19 @@ fn open_ready(name: &str, wait: bool) -> Result<(ObjectNames, MmapRaw, Box<Chann
     }
 }
 
-/// Opens an existing channel and checks that it is what `kind` expects.
-pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
-    let (names, control, info, owner) = open_ready(name, true)?;
-    let object_len = control.len();
-    let checked = validate_info(name, &info, kind, object_len)?;
+/// Opens an existing channel and checks that it is what `kind` expects and that `trust`
+/// accepts who made it.
+pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
+    let health = Health::new(name)?;
+    let Opened {
+        names,
+        fd: control_fd,
+        facts,
+        map: control,
+        info,
+        owner,
+    } = open_ready(name, true, trust, &health)?;
+    let checked = validate_info(name, &info, kind, facts.len.min(control.len() as u64))?;
     if owner != SLOT_FREE && !platform::token_alive(owner) {
         return Err(Error::Stale {
             name: name.to_owned(),
@@ -761,51 +1006,13 @@ pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
         });
     }
 
-    let (ring_fd, ring_store) = match checked.huge_pages.size() {
-        Some(size) => {
-            let dir = PathBuf::from(std::ffi::OsStr::new(
-                std::str::from_utf8(&info.hugetlbfs_dir[..info.hugetlbfs_dir_len as usize])
-                    .map_err(|_| Error::corrupt(name, "the hugetlbfs directory is not valid UTF-8"))?,
-            ));
-            // The path comes from shared memory: only ever open our own file name in a real
-            // hugetlbfs mount.
-            platform::check_hugetlbfs(&dir, size)?;
-            let path = hugetlbfs_ring_path(&dir, &names);
-            let fd = rustix::fs::open(
-                &path,
-                rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            )
-            .map_err(|e| shm_error("open (rings)", name, e))?;
-            (fd, RingStore::HugeFile(path))
-        }
-        None => {
-            let fd = platform::shm_open(&names.rings).map_err(|e| match e {
-                Errno::NOENT => Error::NotAChannel {
-                    name: name.to_owned(),
-                    reason: "its ring memory is missing".into(),
-                },
-                e => shm_error("shm_open (rings)", name, e),
-            })?;
-            (fd, RingStore::Shm(names.rings.clone()))
-        }
-    };
-    let ring_len = platform::object_len(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
-    if ring_len < info.ring_object_len {
-        return Err(Error::corrupt(
-            name,
-            format!(
-                "the ring memory is {ring_len} bytes, the control block promises {}",
-                info.ring_object_len
-            ),
-        ));
-    }
+    let (ring_fd, ring_store, ring_facts) = open_rings(name, &names, &info, &checked, &facts, trust)?;
     let options = RingOptions {
         huge_page: checked.huge_pages.size(),
         numa_node: None,
         populate: true,
     };
-    let rings = map_rings(&ring_fd, checked.producers, checked.capacity, &options, name)?;
+    let rings = map_rings(&ring_fd, checked.producers, checked.capacity, &options, &health, name)?;
     Ok(Shared {
         name: name.to_owned(),
         capacity: checked.capacity,
@@ -824,7 +1031,71 @@ pub(crate) fn connect(name: &str, kind: Kind) -> Result<Shared> {
         rings,
         names,
         ring_store,
+        control_id: facts.id,
+        ring_id: ring_facts.id,
+        control_fd,
+        ring_fd,
+        health,
     })
+}
+
+/// Opens the ring object of the channel whose validated info is `info`, and checks it the
+/// way `connect` must: trusted owner, the very object the control block recorded, and at
+/// least as long as promised.
+fn open_rings(
+    name: &str,
+    names: &ObjectNames,
+    info: &ChannelInfo,
+    checked: &Checked,
+    control: &ObjectFacts,
+    trust: &Trust,
+) -> Result<(OwnedFd, RingStore, ObjectFacts)> {
+    let (ring_fd, ring_store) = match checked.huge_pages.size() {
+        Some(size) => {
+            let dir = PathBuf::from(std::ffi::OsStr::new(
+                std::str::from_utf8(&info.hugetlbfs_dir[..info.hugetlbfs_dir_len as usize])
+                    .map_err(|_| Error::corrupt(name, "the hugetlbfs directory is not valid UTF-8"))?,
+            ));
+            // The path comes from shared memory: only ever open our own file name in a real
+            // hugetlbfs mount.
+            platform::check_hugetlbfs(&dir, size)?;
+            let path = hugetlbfs_ring_path(&dir, names);
+            let fd = open_ring_file(&path).map_err(|e| shm_error("open (rings)", name, e))?;
+            (fd, RingStore::HugeFile(path))
+        }
+        None => {
+            let fd = platform::shm_open(&names.rings).map_err(|e| match e {
+                Errno::NOENT => Error::NotAChannel {
+                    name: name.to_owned(),
+                    reason: "its ring memory is missing".into(),
+                },
+                Errno::LOOP => Error::NotAChannel {
+                    name: name.to_owned(),
+                    reason: "a symbolic link stands at its rings' name, which salias never follows".into(),
+                },
+                e => shm_error("shm_open (rings)", name, e),
+            })?;
+            (fd, RingStore::Shm(names.rings.clone()))
+        }
+    };
+    let ring_facts = platform::object_facts(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
+    trust.check(name, control, Some(&ring_facts), Some(info.permissions))?;
+    if recorded_rings(info) != Some(ring_facts.id) {
+        return Err(Error::NotAChannel {
+            name: name.to_owned(),
+            reason: "the ring object at its name is not the one its control block recorded".into(),
+        });
+    }
+    if ring_facts.len < info.ring_object_len {
+        return Err(Error::corrupt(
+            name,
+            format!(
+                "the ring memory is {} bytes, the control block promises {}",
+                ring_facts.len, info.ring_object_len
+            ),
+        ));
+    }
+    Ok((ring_fd, ring_store, ring_facts))
 }
 
 struct Checked {
@@ -837,7 +1108,7 @@ struct Checked {
     typed: bool,
 }
 
-fn validate_info(name: &str, info: &ChannelInfo, kind: Kind, object_len: usize) -> Result<Checked> {
+fn validate_info(name: &str, info: &ChannelInfo, kind: Kind, object_len: u64) -> Result<Checked> {
     let not_a_channel = |reason: &str| Error::NotAChannel {
         name: name.to_owned(),
         reason: reason.to_owned(),
@@ -924,7 +1195,7 @@ fn validate_info(name: &str, info: &ChannelInfo, kind: Kind, object_len: usize) 
         )));
     }
     let layout = ControlLayout::new(info.producers, info.subscribers);
-    if info.control_len != layout.len as u64 || object_len < layout.len {
+    if info.control_len != layout.len as u64 || object_len < layout.len as u64 {
         return Err(corrupt(format!(
             "its control block is {object_len} bytes, {} expected",
             layout.len
@@ -950,40 +1221,43 @@ fn validate_info(name: &str, info: &ChannelInfo, kind: Kind, object_len: usize) 
 /// Removes the channel's names whatever its state. Processes that have it mapped keep
 /// working; new `connect`s fail with `NotFound`.
 pub(crate) fn remove(name: &str) -> Result<()> {
-    let (names, _) = open_control(name)?;
-    remove_by_names(name, &names);
+    let (names, fd, _) = open_control(name)?;
+    remove_by_names(name, &names, &fd);
     Ok(())
 }
 
 /// Removes the channel only if its owner died without removing it (or died while creating
 /// it). Returns whether it was removed.
 pub(crate) fn remove_stale(name: &str) -> Result<bool> {
-    let (names, fd) = open_control(name)?;
+    let (names, fd, _) = open_control(name)?;
     match classify(&fd, name)? {
-        Existing::Stale | Existing::Abandoned => {
-            remove_by_names(name, &names);
+        (Existing::Stale | Existing::Abandoned, rings) => {
+            remove_stale_objects(name, &names, &fd, rings);
             Ok(true)
         }
-        Existing::Live(_) | Existing::Kept => Ok(false),
-        Existing::Foreign(reason) => Err(Error::NotAChannel {
+        (Existing::Live(_) | Existing::Kept, _) => Ok(false),
+        (Existing::Foreign(reason), _) => Err(Error::NotAChannel {
             name: name.to_owned(),
             reason,
         }),
     }
 }
 
-fn remove_by_names(name: &str, names: &ObjectNames) {
-    // The huge page ring file's directory is recorded in the control block.
-    let mut store = RingStore::Shm(names.rings.clone());
-    if let Ok(fd) = platform::shm_open(&names.control)
-        && let Ok(len) = platform::object_len(fd.as_fd())
-        && len as usize >= size_of::<Header>()
-        && let Ok(map) = map_control(&fd, size_of::<Header>(), name)
-    {
-        // SAFETY: the mapping holds at least a `Header`.
-        let header = unsafe { &*(map.as_mut_ptr() as *const Header) };
-        // SAFETY: plain bytes copied out and validated below before use.
-        let info = unsafe { std::ptr::read_volatile(&header.info) };
+/// Unlinks a stale channel's objects, the control object open as `fd` and the rings it
+/// recorded, and only those: a channel created under the name since keeps its own.
+fn remove_stale_objects(name: &str, names: &ObjectNames, fd: &OwnedFd, rings: Option<ObjectId>) {
+    let Ok(control) = platform::object_id(fd.as_fd()) else {
+        return;
+    };
+    let store = ring_store_of(name, names, fd);
+    unlink_objects(names, control, &store, rings);
+}
+
+/// Where the rings of the channel whose control object is open as `fd` live: the huge page
+/// ring file's directory is recorded in its control block.
+fn ring_store_of(name: &str, names: &ObjectNames, fd: &OwnedFd) -> RingStore {
+    if let Ok(Some(copy)) = read_header(fd, name) {
+        let info = &copy.info;
         if info.magic == MAGIC
             && info.huge_pages != 0
             && let Some(dir) = info.hugetlbfs_dir.get(..info.hugetlbfs_dir_len as usize)
@@ -991,18 +1265,53 @@ fn remove_by_names(name: &str, names: &ObjectNames) {
             && let Some(size) = HugePages::from_raw(info.huge_pages).and_then(HugePages::size)
             && platform::check_hugetlbfs(Path::new(dir), size).is_ok()
         {
-            store = RingStore::HugeFile(hugetlbfs_ring_path(Path::new(dir), names));
+            return RingStore::HugeFile(hugetlbfs_ring_path(Path::new(dir), names));
         }
     }
-    unlink_objects(names, &store);
+    RingStore::Shm(names.rings.clone())
+}
+
+fn remove_by_names(name: &str, names: &ObjectNames, fd: &OwnedFd) {
+    let store = ring_store_of(name, names, fd);
+    let _ = platform::shm_unlink(&names.control);
+    unlink_rings(&store);
+}
+
+/// A channel's control block mapped for reading its state, with what `connect` would
+/// check of it.
+pub(crate) struct ControlView {
+    pub control: Control,
+    pub info: Box<ChannelInfo>,
+    pub owner: u64,
+    pub facts: ObjectFacts,
+    /// Declared last, so the mapping is released first.
+    health: Health,
+}
+
+impl ControlView {
+    /// Fails if the control object was truncated while it was read.
+    pub(crate) fn check_health(&self, name: &str) -> Result<()> {
+        match self.health.state() {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(name, state)),
+        }
+    }
 }
 
 /// Opens a channel's control object alone, whatever its kind and message type, for
-/// reading its state (`crate::status`). Returns the validated mapping, the copy of its
-/// info it was validated from, and the owner word.
-pub(crate) fn open_control_view(name: &str) -> Result<(Control, Box<ChannelInfo>, u64)> {
+/// reading its state (`crate::status`), if `trust` accepts its owner. Its geometry is
+/// validated as `connect` would; the returned info is the copy it was validated from.
+pub(crate) fn open_control_view(name: &str, trust: &Trust) -> Result<ControlView> {
+    let health = Health::new(name)?;
     // No wait: a status is a snapshot, and one of a channel being created says so.
-    let (_, map, info, owner) = open_ready(name, false)?;
+    let Opened {
+        facts,
+        map,
+        info,
+        owner,
+        ..
+    } = open_ready(name, false, trust, &health)?;
+    trust.check(name, &facts, None, Some(info.permissions))?;
     // The channel's own kind, so validation checks the geometry and nothing else.
     let header_len = match info.mode {
         Fifo::ID => Fifo::HEADER_LEN,
@@ -1028,14 +1337,24 @@ pub(crate) fn open_control_view(name: &str) -> Result<(Control, Box<ChannelInfo>
         fingerprint: Fingerprint::BYTES,
         any_type: true,
     };
-    let checked = validate_info(name, &info, kind, map.len())?;
+    let checked = validate_info(name, &info, kind, facts.len.min(map.len() as u64))?;
+    // The rings are not mapped, but a channel whose rings are gone is not one to report
+    // as fine.
+    let names = ObjectNames::of(name);
+    open_rings(name, &names, &info, &checked, &facts, trust)?;
     let control = Control {
         map,
         layout: ControlLayout::new(checked.producers, checked.subscribers),
         producers: checked.producers,
         subscribers: checked.subscribers,
     };
-    Ok((control, info, owner))
+    Ok(ControlView {
+        control,
+        info,
+        owner,
+        facts,
+        health,
+    })
 }
 
 /// The channel name behind shared-memory object `file_name` (as listed in the
@@ -1048,16 +1367,8 @@ pub(crate) fn channel_name_of_object(file_name: &str) -> Option<String> {
     }
     let os_name = format!("/{file_name}");
     let fd = platform::shm_open(&os_name).ok()?;
-    let len = platform::object_len(fd.as_fd()).ok()? as usize;
-    if len < size_of::<Header>() {
-        return None;
-    }
     // The header alone: the object's size is whatever its writer made it.
-    let map = map_control(&fd, size_of::<Header>(), file_name).ok()?;
-    // SAFETY: the mapping holds at least a `Header`, page aligned.
-    let header = unsafe { &*(map.as_mut_ptr() as *const Header) };
-    // SAFETY: plain bytes copied out of the mapping and validated below before use.
-    let info = unsafe { std::ptr::read_volatile(&header.info) };
+    let info = read_header(&fd, file_name).ok()??.info;
     if info.magic != MAGIC {
         return None;
     }

@@ -13,6 +13,7 @@ use crate::kind::{Fanout, Fifo, Mode, Ordered, Topology, mode_name, topology_nam
 use crate::layout::{CURSOR_IDLE, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE};
 use crate::message::round_up;
 use crate::platform;
+use crate::trust::Trust;
 
 /// Who holds a slot (or owns the channel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +114,10 @@ pub struct ChannelStatus {
     pub publishers: Vec<PublisherStatus>,
     /// Every subscriber slot.
     pub subscribers: Vec<SubscriberStatus>,
+    /// The user owning the channel's control object.
+    pub owner_uid: u32,
+    /// The permission bits of the control object, e.g. `0o600`.
+    pub mode: u32,
     frame_align: usize,
 }
 
@@ -139,12 +144,18 @@ impl ChannelStatus {
 /// Reads the live state of channel `name` without connecting to it.
 ///
 /// Fails like `connect` does for a name that is not there, an object that is not a salias
-/// channel, one still being created, or one whose control block is inconsistent; a stale
-/// channel (its owner died) is reported, with `owner` `Dead`.
+/// channel, one still being created, one another user owns, or one whose control block is
+/// inconsistent; a stale channel (its owner died) is reported, with `owner` `Dead`.
 pub fn channel_status(name: &str) -> Result<ChannelStatus> {
-    let (control, info, owner) = match crate::shared::open_control_view(name) {
+    channel_status_with(name, &Trust::default())
+}
+
+/// Like [`channel_status`], accepting channels of the users `trust` names.
+pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
+    let view = match crate::shared::open_control_view(name, trust) {
         // Its owner died while creating it: nothing but the owner is known.
         Err(Error::Stale { owner_pid, .. }) => {
+            let facts = crate::shared::control_facts(name)?;
             return Ok(ChannelStatus {
                 name: name.to_owned(),
                 initialised: false,
@@ -156,11 +167,14 @@ pub fn channel_status(name: &str) -> Result<ChannelStatus> {
                 sequence: None,
                 publishers: Vec::new(),
                 subscribers: Vec::new(),
+                owner_uid: facts.uid,
+                mode: facts.mode,
                 frame_align: 8,
             });
         }
         other => other?,
     };
+    let (control, info, owner) = (&view.control, &view.info, view.owner);
     let ordered = info.mode == Ordered::ID;
     let producers = info.producers as usize;
     let publishers: Vec<PublisherStatus> = (0..producers)
@@ -206,6 +220,8 @@ pub fn channel_status(name: &str) -> Result<ChannelStatus> {
             record.size as usize,
         )
     });
+    // A peer that truncated the block while it was read made every number above a zero.
+    view.check_health(name)?;
     Ok(ChannelStatus {
         name: name.to_owned(),
         initialised: true,
@@ -217,6 +233,8 @@ pub fn channel_status(name: &str) -> Result<ChannelStatus> {
         sequence: ordered.then(|| control.hot().sequence.load(Ordering::Acquire)),
         publishers,
         subscribers,
+        owner_uid: view.facts.uid,
+        mode: view.facts.mode,
         frame_align: info.frame_align as usize,
     })
 }

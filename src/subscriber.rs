@@ -13,14 +13,14 @@
 use std::cell::Cell;
 use std::ops::Deref;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::layout::{FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, MAX_POSITION, SLOT_FREE, ShmPtr, WakeWord};
 use crate::message::{Bytes, Frame, Message, Payload};
-use crate::platform;
+use crate::platform::{self, HEALTHY};
 use crate::protocol::{self, Head};
 use crate::shared::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
@@ -116,6 +116,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     resume: ShmPtr<AtomicU64>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
+    /// The channel's health cell (`platform::guard`), checked on every call.
+    health: &'static AtomicU32,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -123,6 +125,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
     pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
+        shared.check_health()?;
         let slot = match slot {
             Some(index) => shared.claim_subscriber_slot_at(index)?,
             None => shared.claim_slot(
@@ -157,6 +160,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             wake,
             resume,
             strategy: Some(Box::new(Adaptive::default())),
+            health: shared.health(),
             _marker: KindMarker::default(),
             shared,
         };
@@ -188,21 +192,18 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             self.next_sequence = shared.subscriber_slot(self.slot).next_sequence.load(Ordering::Acquire);
         }
         if self.next_sequence >= MAX_POSITION {
-            return Err(Error::corrupt(
-                &shared.name,
-                format!("the starting sequence number {} is out of range", self.next_sequence),
-            ));
+            return Err(shared.corrupt(format!(
+                "the starting sequence number {} is out of range",
+                self.next_sequence
+            )));
         }
         let mut readers = Vec::with_capacity(rings);
         for (ring, head) in heads.into_iter().enumerate() {
             if !head.is_multiple_of(shared.frame_align as u64) || head >= MAX_POSITION {
-                return Err(Error::corrupt(
-                    &shared.name,
-                    format!(
-                        "subscriber {}'s cursor in ring {ring} is {head}, which is not a frame-aligned position",
-                        self.slot
-                    ),
-                ));
+                return Err(shared.corrupt(format!(
+                    "subscriber {}'s cursor in ring {ring} is {head}, which is not a frame-aligned position",
+                    self.slot
+                )));
             }
             readers.push(Reader {
                 // SAFETY: the ring and control mappings live as long as `shared`, which
@@ -262,8 +263,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             None => len <= self.max_len,
         };
         if !valid {
-            return Err(Error::corrupt(
-                &self.shared.name,
+            return Err(self.shared.corrupt(
                 format!(
                     "ring {ring} has a frame at position {} declaring {len} bytes, but this channel's messages are {} bytes",
                     reader.head,
@@ -339,13 +339,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[cold]
     fn check_health(&mut self) -> Result<bool> {
         let shared = &*self.shared;
+        // Waiting on a frame that will never come may mean the memory was truncated.
+        shared.check_objects()?;
         for (ring, reader) in self.readers.iter().enumerate() {
             let reported = protocol::reported_tail(&shared.producer_slot(ring).progress.tail);
             if reported > reader.head && self.peek(ring)?.is_none() {
                 // The publisher reports progress only after committing: a frame missing
                 // below it was overwritten or never properly written.
-                return Err(Error::corrupt(
-                    &shared.name,
+                return Err(shared.corrupt(
                     format!(
                         "ring {ring}'s publisher reports frames up to position {reported}, but the frame at {} is not committed",
                         reader.head
@@ -476,11 +477,23 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     /// Finds the next message, releasing room to publishers when there is none.
+    /// Fails once the channel's memory was truncated under it, or in a `fork()` child.
+    #[inline(always)]
+    fn check_usable(&self) -> Result<()> {
+        match platform::state_of(self.health) {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(&self.shared.name, state)),
+        }
+    }
+
     fn next(&mut self) -> Result<Option<Next>> {
+        self.check_usable()?;
         if let Some(next) = self.find()? {
             self.misses = 0;
             return Ok(Some(next));
         }
+        // Nothing found may mean the ring turned to zero pages under the search.
+        self.check_usable()?;
         self.release_all();
         self.misses = self.misses.saturating_add(1);
         if self.misses >= HEALTH_AFTER_MISSES {
@@ -579,6 +592,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// releases them; returns how many. Never waits.
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
+        self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
@@ -588,6 +602,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             self.advance(next);
             count += 1;
         }
+        self.check_usable()?;
         self.release_all();
         Ok(count)
     }
@@ -598,6 +613,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// releases them; returns how many. Never waits.
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
+        self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
@@ -609,6 +625,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
             self.advance(next);
             count += 1;
         }
+        self.check_usable()?;
         self.release_all();
         Ok(count)
     }
@@ -627,6 +644,10 @@ impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, 
 
 impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
     fn drop(&mut self) {
+        if !self.shared.is_ours() {
+            // Inherited across fork(): the slot is the parent's.
+            return;
+        }
         if K::FANOUT {
             // Stop holding publishers back (every ring, even if joining failed midway).
             for ring in 0..self.shared.producers as usize {

@@ -11,16 +11,22 @@
 //! It reads control blocks without connecting and takes no slot; only `remove-stale`
 //! changes anything, and only what `salias::remove_stale` would. A problem with one
 //! channel is reported and the others are still handled; the exit code is then 1.
+//!
+//! Like `connect`, it reads only channels of its own user unless told to trust others
+//! with `--trust-uid UID` (repeatable) or `--trust-any-user`.
 
 use std::process::ExitCode;
 
-use salias::{ChannelStatus, Error, SlotHolder};
+use salias::{ChannelStatus, Error, SlotHolder, Trust};
 
 const USAGE: &str = "usage:
-  salias list                     every channel: kind, owner, slots held, backlog
-  salias show NAME...             a channel's live state, slot by slot
-  salias remove-stale [NAME...]   remove the named channels if their owner died;
-                                  without names, every such channel
+  salias [TRUST] list                     every channel: kind, owner, slots held, backlog
+  salias [TRUST] show NAME...             a channel's live state, slot by slot
+  salias [TRUST] remove-stale [NAME...]   remove the named channels if their owner died;
+                                          without names, every such channel
+TRUST (channels of other users are refused without it):
+  --trust-uid UID                         also read channels of user UID (repeatable)
+  --trust-any-user                        read channels of every user
 ";
 
 fn main() -> ExitCode {
@@ -34,10 +40,18 @@ fn main() -> ExitCode {
             }
         }
     }
+    let (trust, args) = match take_trust(args) {
+        Ok(split) => split,
+        Err(problem) => {
+            eprintln!("salias: {problem}");
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let outcome = match (args.first().map(String::as_str), &args[args.len().min(1)..]) {
-        (Some("list"), []) => list(),
-        (Some("show"), names) if !names.is_empty() => show(names),
-        (Some("remove-stale"), names) => remove_stale(names),
+        (Some("list"), []) => list(&trust),
+        (Some("show"), names) if !names.is_empty() => show(names, &trust),
+        (Some("remove-stale"), names) => remove_stale(names, &trust),
         (Some("help" | "--help" | "-h"), []) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -57,6 +71,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// Takes the trust options out of `args`, wherever they stand.
+fn take_trust(args: Vec<String>) -> Result<(Trust, Vec<String>), String> {
+    let mut trust = Trust::current_user();
+    let mut rest = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--trust-any-user" => trust = Trust::any_user(),
+            "--trust-uid" => {
+                let value = args
+                    .next()
+                    .ok_or("--trust-uid needs a user id, e.g. --trust-uid 1000")?;
+                let uid = value
+                    .parse()
+                    .map_err(|_| format!("--trust-uid takes a numeric user id, not {value:?}"))?;
+                trust = trust.and_uid(uid);
+            }
+            _ => rest.push(arg),
+        }
+    }
+    Ok((trust, rest))
+}
+
 /// How a command that handles several channels ended.
 enum Done {
     Clean,
@@ -68,7 +105,7 @@ fn report(name: &str, problem: &Error) {
     eprintln!("salias: {name:?}: {problem}");
 }
 
-fn list() -> salias::Result<Done> {
+fn list(trust: &Trust) -> salias::Result<Done> {
     let names = salias::list_channels()?;
     let mut rows = vec![[
         "NAME".to_owned(),
@@ -80,7 +117,7 @@ fn list() -> salias::Result<Done> {
     ]];
     let mut done = Done::Clean;
     for name in names {
-        let row = match salias::channel_status(&name) {
+        let row = match salias::channel_status_with(&name, trust) {
             Ok(status) if !status.initialised => [
                 name,
                 "(creation never finished)".into(),
@@ -136,13 +173,13 @@ fn list() -> salias::Result<Done> {
     Ok(done)
 }
 
-fn show(names: &[String]) -> salias::Result<Done> {
+fn show(names: &[String], trust: &Trust) -> salias::Result<Done> {
     let mut done = Done::Clean;
     for (index, name) in names.iter().enumerate() {
         if index > 0 {
             println!();
         }
-        match salias::channel_status(name) {
+        match salias::channel_status_with(name, trust) {
             Ok(status) => print_status(name, &status),
             Err(problem) => {
                 report(name, &problem);
@@ -170,7 +207,12 @@ fn print_status(name: &str, status: &ChannelStatus) {
         "channel {name:?}: {} of {carries}, rings of {} bytes",
         status.kind, status.capacity
     );
-    println!("owner: {}", owner_summary(status));
+    println!(
+        "owner: {}; objects of user {}, mode {:04o}",
+        owner_summary(status),
+        status.owner_uid,
+        status.mode
+    );
     if status.is_stale() {
         println!("  its owner died without removing it: `salias remove-stale {name}` removes it");
     }
@@ -201,7 +243,7 @@ fn print_status(name: &str, status: &ChannelStatus) {
     }
 }
 
-fn remove_stale(named: &[String]) -> salias::Result<Done> {
+fn remove_stale(named: &[String], trust: &Trust) -> salias::Result<Done> {
     let sweep = named.is_empty();
     let names = if sweep {
         salias::list_channels()?
@@ -210,7 +252,7 @@ fn remove_stale(named: &[String]) -> salias::Result<Done> {
     };
     let (mut removed, mut done) = (0, Done::Clean);
     for name in &names {
-        let owner = salias::channel_status(name).map(|status| status.owner);
+        let owner = salias::channel_status_with(name, trust).map(|status| status.owner);
         match salias::remove_stale(name) {
             Ok(true) => {
                 removed += 1;

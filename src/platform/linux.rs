@@ -90,6 +90,12 @@ pub(crate) unsafe fn bind_numa(addr: *mut c_void, len: usize, node: u32) -> Resu
     }
 }
 
+/// Backs `[0, len)` of a tmpfs or hugetlbfs file with pages now (`fallocate`), so a
+/// channel that does not fit fails at `create` with `ENOSPC`.
+pub(crate) fn reserve(fd: std::os::fd::BorrowedFd<'_>, len: u64) -> Result<(), Errno> {
+    rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::empty(), 0, len)
+}
+
 /// Sleeps while `*word == expected`, at most `timeout`. Spurious returns are fine: callers
 /// re-check their condition.
 pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {

@@ -6,17 +6,20 @@
 //! portable layer on Linux too, so the code macOS runs is tested here.
 
 use std::ffi::c_void;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 
 use rustix::fs::Mode as FileMode;
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
+#[cfg(not(target_os = "linux"))]
 use rustix::shm;
 
 use crate::error::{Error, Result};
 
+mod guard;
 mod process;
+pub(crate) use guard::{Guarded, HEALTHY, Health, INHERITED, state_of, unhealthy};
 pub(crate) use process::{Identity, token_alive, token_pid};
 
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
@@ -59,9 +62,31 @@ impl ObjectNames {
     }
 }
 
-/// Creates a new shared-memory object; fails with `EEXIST` if the name is taken.
+/// Where Linux keeps shared-memory objects as files.
+#[cfg(target_os = "linux")]
+pub(crate) const SHM_DIR: &str = "/dev/shm";
+
+/// The file behind shared-memory object `os_name` (which starts with `/`).
+#[cfg(target_os = "linux")]
+fn shm_path(os_name: &str) -> String {
+    format!("{SHM_DIR}{os_name}")
+}
+
+/// Creates a new shared-memory object; fails with `EEXIST` if the name is taken, even by
+/// a symlink (`O_EXCL` never follows one).
 pub(crate) fn shm_create(os_name: &str, permissions: u32) -> std::result::Result<OwnedFd, Errno> {
     let mode = FileMode::from_bits_truncate(permissions as _);
+    #[cfg(target_os = "linux")]
+    let fd = rustix::fs::open(
+        shm_path(os_name),
+        rustix::fs::OFlags::CREATE
+            | rustix::fs::OFlags::EXCL
+            | rustix::fs::OFlags::RDWR
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC,
+        mode,
+    )?;
+    #[cfg(not(target_os = "linux"))]
     let fd = shm::open(
         os_name,
         shm::OFlags::CREATE | shm::OFlags::EXCL | shm::OFlags::RDWR,
@@ -72,19 +97,183 @@ pub(crate) fn shm_create(os_name: &str, permissions: u32) -> std::result::Result
     Ok(fd)
 }
 
-/// Opens an existing shared-memory object for reading and writing.
+/// Opens an existing shared-memory object for reading and writing. On Linux the object is
+/// a file in /dev/shm, where anyone may plant a symlink: `O_NOFOLLOW` refuses one
+/// (`ELOOP`) instead of opening whatever it points to. (rustix's `shm::open` omits the
+/// flag, so the file is opened directly.)
 pub(crate) fn shm_open(os_name: &str) -> std::result::Result<OwnedFd, Errno> {
-    shm::open(os_name, shm::OFlags::RDWR, FileMode::empty())
+    #[cfg(target_os = "linux")]
+    return rustix::fs::open(
+        shm_path(os_name),
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
+        FileMode::empty(),
+    );
+    #[cfg(not(target_os = "linux"))]
+    return shm::open(os_name, shm::OFlags::RDWR, FileMode::empty());
 }
 
 /// Removes a shared-memory object's name; existing mappings stay valid.
 pub(crate) fn shm_unlink(os_name: &str) -> std::result::Result<(), Errno> {
-    shm::unlink(os_name)
+    #[cfg(target_os = "linux")]
+    return rustix::fs::unlink(shm_path(os_name));
+    #[cfg(not(target_os = "linux"))]
+    return shm::unlink(os_name);
+}
+
+/// Removes `os_name` only if it still names the object `id` (another channel may have
+/// taken the name since). The check and the unlink are two steps; a name swapped between
+/// them needs a process that can already unlink our objects.
+pub(crate) fn shm_unlink_if(os_name: &str, id: ObjectId) {
+    if shm_open(os_name).is_ok_and(|fd| object_id(fd.as_fd()) == Ok(id)) {
+        let _ = shm_unlink(os_name);
+    }
+}
+
+/// What an object is, across names: its device and inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ObjectId {
+    pub device: u64,
+    pub inode: u64,
+}
+
+/// Who owns an open object and what it grants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ObjectFacts {
+    pub id: ObjectId,
+    pub len: u64,
+    pub uid: u32,
+    /// Permission bits only (`0o777`).
+    pub mode: u32,
+    pub regular: bool,
+}
+
+pub(crate) fn object_facts(fd: BorrowedFd<'_>) -> std::result::Result<ObjectFacts, Errno> {
+    let stat = rustix::fs::fstat(fd)?;
+    Ok(ObjectFacts {
+        id: ObjectId {
+            device: stat.st_dev as u64,
+            inode: stat.st_ino as u64,
+        },
+        len: stat.st_size as u64,
+        uid: stat.st_uid,
+        mode: stat.st_mode as u32 & 0o777,
+        regular: rustix::fs::FileType::from_raw_mode(stat.st_mode as _) == rustix::fs::FileType::RegularFile,
+    })
+}
+
+pub(crate) fn object_id(fd: BorrowedFd<'_>) -> std::result::Result<ObjectId, Errno> {
+    object_facts(fd).map(|facts| facts.id)
+}
+
+/// The effective user id of this process.
+pub(crate) fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
 }
 
 /// The size of an open object in bytes.
 pub(crate) fn object_len(fd: BorrowedFd<'_>) -> std::result::Result<u64, Errno> {
     Ok(rustix::fs::fstat(fd)?.st_size as u64)
+}
+
+/// Why memory for an object could not be reserved.
+pub(crate) enum ReserveError {
+    /// The filesystem has too little free space: the bytes it has, and its name.
+    NoSpace {
+        available: u64,
+        filesystem: String,
+    },
+    Other(Errno),
+}
+
+/// Backs the first `len` bytes of a freshly sized object with memory now, so running out
+/// shows here as an error instead of as SIGBUS in the first process to touch a page.
+pub(crate) fn reserve(fd: BorrowedFd<'_>, len: u64, filesystem: &str) -> std::result::Result<(), ReserveError> {
+    match native::reserve(fd, len) {
+        Ok(()) => Ok(()),
+        Err(Errno::NOSPC) => Err(ReserveError::NoSpace {
+            available: rustix::fs::fstatvfs(fd)
+                .map(|fs| fs.f_bavail.saturating_mul(fs.f_frsize))
+                .unwrap_or(0),
+            filesystem: filesystem.to_owned(),
+        }),
+        Err(e) => Err(ReserveError::Other(e)),
+    }
+}
+
+/// Free huge pages of `page` bytes in the kernel's pool, where the system says.
+pub(crate) fn free_huge_pages(page: usize) -> Option<u64> {
+    let path = format!("/sys/kernel/mm/hugepages/hugepages-{}kB/free_hugepages", page / 1024);
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Where the channels' shared-memory objects live, for messages.
+pub(crate) fn shm_filesystem() -> &'static str {
+    #[cfg(target_os = "linux")]
+    return SHM_DIR;
+    #[cfg(not(target_os = "linux"))]
+    return "POSIX shared memory";
+}
+
+/// A control object mapped whole, registered with the channel's [`Health`] so a peer that
+/// truncates it poisons the channel instead of killing this process.
+pub(crate) struct ControlMap {
+    base: NonNull<u8>,
+    len: usize,
+    guard: Option<Guarded>,
+}
+
+// SAFETY: plain shared memory owned by this value; all access to it goes through atomics
+// or validated volatile copies.
+unsafe impl Send for ControlMap {}
+// SAFETY: as above.
+unsafe impl Sync for ControlMap {}
+
+impl ControlMap {
+    pub(crate) fn map(fd: BorrowedFd<'_>, len: usize, health: &Health, object: &str) -> Result<Self> {
+        // SAFETY: a fresh shared mapping at an address of the kernel's choosing; it aliases
+        // nothing. Pages past the object's end fault, which the guard registered below turns
+        // into a poisoned channel.
+        let base = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                fd,
+                0,
+            )
+        }
+        .map_err(|e| Error::platform("mmap (control block)", object, e))?;
+        let mut map = ControlMap {
+            // SAFETY: a successful mmap never returns null.
+            base: unsafe { NonNull::new_unchecked(base.cast()) },
+            len,
+            guard: None,
+        };
+        map.guard = Some(health.register(map.base.as_ptr(), len, page_size())?);
+        Ok(map)
+    }
+
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for ControlMap {
+    fn drop(&mut self) {
+        if let Some(guard) = self.guard.take() {
+            guard.release();
+        }
+        // SAFETY: mapped by `map`; every handle borrowing it holds the owner of this value.
+        unsafe {
+            let _ = rustix::mm::munmap(self.base.as_ptr().cast(), self.len);
+        }
+    }
 }
 
 /// How to map the rings.
@@ -103,6 +292,7 @@ pub(crate) struct RingOptions {
 pub(crate) struct MagicRing {
     base: NonNull<u8>,
     capacity: usize,
+    guard: Option<Guarded>,
 }
 
 // SAFETY: the mapping is plain shared memory owned by this value; all access to its
@@ -118,6 +308,7 @@ impl MagicRing {
         offset: u64,
         capacity: usize,
         options: &RingOptions,
+        health: &Health,
         object: &str,
     ) -> Result<Self> {
         let align = options.huge_page.unwrap_or_else(page_size);
@@ -148,11 +339,14 @@ impl MagicRing {
                 let _ = rustix::mm::munmap(tail_start as *mut c_void, tail);
             }
         }
-        let ring = MagicRing {
+        let mut ring = MagicRing {
             // SAFETY: `base` is inside a successful mapping, so it is not null.
             base: unsafe { NonNull::new_unchecked(base as *mut u8) },
             capacity,
+            guard: None,
         };
+        // Before the first page is touched: a ring object already shrunk faults right away.
+        ring.guard = Some(health.register(ring.base(), 2 * capacity, align)?);
         let flags = MapFlags::SHARED | MapFlags::FIXED;
         for view in 0..2 {
             let populate = options.populate && (view == 1 || options.numa_node.is_none());
@@ -199,6 +393,9 @@ impl MagicRing {
 
 impl Drop for MagicRing {
     fn drop(&mut self) {
+        if let Some(guard) = self.guard.take() {
+            guard.release();
+        }
         // SAFETY: the two views were mapped by `map` and nothing borrows them past the
         // lifetime of this value (handles hold the ring through an `Arc`).
         unsafe {

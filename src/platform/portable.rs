@@ -34,6 +34,21 @@ pub(crate) unsafe fn bind_numa(_addr: *mut c_void, _len: usize, _node: u32) -> R
     Err(Errno::NOSYS)
 }
 
+/// Backs `[0, len)` with memory now where the system can. Linux's shared memory is a
+/// size-limited tmpfs, so `fallocate` reserves it there too. macOS cannot reserve a
+/// shared-memory object (its `ftruncate` is the only size call it takes): its pages come
+/// from the virtual-memory system on first touch, where a shortage is memory pressure, not
+/// a fault.
+pub(crate) fn reserve(fd: std::os::fd::BorrowedFd<'_>, len: u64) -> Result<(), Errno> {
+    #[cfg(target_os = "linux")]
+    return rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::empty(), 0, len);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (fd, len);
+        Ok(())
+    }
+}
+
 pub(crate) fn wait(_word: &AtomicU32, _expected: u32, timeout: Duration) {
     std::thread::sleep(timeout.min(MAX_NAP));
 }

@@ -1,6 +1,8 @@
 //! Identifying processes: a pid plus the process's start time, so a pid the kernel has
 //! since handed to another process is not mistaken for the original one.
 
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
 use rustix::io::Errno;
 use rustix::process::{Pid, test_kill_process};
 
@@ -12,19 +14,35 @@ pub(crate) struct Identity {
     pub start_time: u64,
 }
 
+/// This process's identity, computed once; a `fork()` child forgets it (see `guard`).
+/// `CACHED_PID` is 0 while unknown and is stored last.
+static CACHED_PID: AtomicU32 = AtomicU32::new(0);
+static CACHED_START: AtomicU64 = AtomicU64::new(0);
+
 impl Identity {
     /// This process.
     pub(crate) fn current() -> Identity {
-        use std::sync::OnceLock;
-        static CURRENT: OnceLock<Identity> = OnceLock::new();
-        *CURRENT.get_or_init(|| {
-            let pid = std::process::id();
-            Identity {
+        // SYNC POINT identity-cache (Acquire side): a pid seen means its start time is too.
+        let pid = CACHED_PID.load(Ordering::Acquire);
+        if pid != 0 {
+            return Identity {
                 pid,
-                start_time: start_time(pid).unwrap_or(0),
-            }
-        })
+                start_time: CACHED_START.load(Ordering::Relaxed),
+            };
+        }
+        let pid = std::process::id();
+        let start_time = start_time(pid).unwrap_or(0);
+        CACHED_START.store(start_time, Ordering::Relaxed);
+        // SYNC POINT identity-cache (Release side).
+        CACHED_PID.store(pid, Ordering::Release);
+        Identity { pid, start_time }
     }
+}
+
+/// Called in a `fork()` child, which is another process than the one cached.
+/// Async-signal-safe: two stores.
+pub(crate) fn forget_identity() {
+    CACHED_PID.store(0, Ordering::Release);
 }
 
 impl Identity {

@@ -1,0 +1,272 @@
+//! Surviving what other processes do to our mappings: a shrunk object and `fork()`.
+//!
+//! **Shrink.** Any process that may write a channel's objects can `ftruncate` them. Every
+//! later access to a page past the new end raises SIGBUS, which would kill each process
+//! that has the channel mapped. salias installs one SIGBUS handler per process (chaining to
+//! the previous one for every address that is not in a salias mapping). For a fault inside
+//! a registered mapping it maps a private zero page over the faulting page, marks the
+//! channel's [`Health`] cell `TRUNCATED` and returns, so the interrupted load or store
+//! finishes against the zero page. Every handle checks its cell on each call and returns
+//! `Error::Corrupt` from then on. This is what the JVM does for a truncated
+//! `MappedByteBuffer`; the alternatives were worse: reading through `pread` (a system
+//! call per message) or `MAP_PRIVATE` copies (no sharing at all).
+//!
+//! **Fork.** A child made by `fork()` inherits every mapping and handle, but it is not the
+//! process its slots are registered to. A `pthread_atfork` child hook marks every cell
+//! `INHERITED`, so an inherited handle refuses to act (and its drop releases nothing),
+//! and forgets the cached process identity so the child's own handles carry its own.
+//!
+//! Both tables are fixed-size statics because the signal handler may neither allocate
+//! nor lock: it only reads atomics and makes one `mmap` system call.
+
+use std::ffi::c_void;
+use std::sync::{Once, OnceLock};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+use crate::error::{Error, Result};
+
+/// Most channels (each `connect` or `create` in this process counts one) open at once.
+pub(crate) const MAX_CHANNELS: usize = 4096;
+/// Most mappings registered at once: a channel maps its control block and one double view
+/// per ring (at most 65).
+const MAX_RANGES: usize = 16 * 1024;
+
+/// States of a [`Health`] cell.
+const FREE: u32 = 0;
+pub(crate) const HEALTHY: u32 = 1;
+pub(crate) const TRUNCATED: u32 = 2;
+pub(crate) const INHERITED: u32 = 3;
+
+static CELLS: [AtomicU32; MAX_CHANNELS] = [const { AtomicU32::new(FREE) }; MAX_CHANNELS];
+
+/// A registered mapping: `[start, end)`, its fault granularity and its channel's cell.
+/// `end == 0` marks a free entry; `end` is written last on registration and cleared first
+/// on removal, so the handler never acts on a half-written entry.
+struct Range {
+    start: AtomicUsize,
+    end: AtomicUsize,
+    page: AtomicUsize,
+    cell: AtomicUsize,
+}
+
+static RANGES: [Range; MAX_RANGES] = [const {
+    Range {
+        start: AtomicUsize::new(0),
+        end: AtomicUsize::new(0),
+        page: AtomicUsize::new(0),
+        cell: AtomicUsize::new(0),
+    }
+}; MAX_RANGES];
+
+/// The SIGBUS disposition found when the handler was installed, for chaining. Read by the
+/// handler with one atomic load (`OnceLock::get`), which is async-signal-safe.
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+static INSTALL: Once = Once::new();
+
+/// One channel's health as this process sees it: whether its objects were truncated under
+/// it, or whether this process is a fork of the one that opened it. Freed on drop.
+pub(crate) struct Health {
+    index: usize,
+}
+
+impl Health {
+    /// Takes a free cell, installing the handler and fork hook first if no one has.
+    pub(crate) fn new(name: &str) -> Result<Health> {
+        install();
+        for (index, cell) in CELLS.iter().enumerate() {
+            if cell
+                .compare_exchange(FREE, HEALTHY, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(Health { index });
+            }
+        }
+        Err(Error::platform_check(
+            "open",
+            format!("channel {name:?}"),
+            format!("this process already has {MAX_CHANNELS} channels open; drop channels it no longer uses"),
+        ))
+    }
+
+    /// The cell itself, for handles that check it on every call without an `Arc` hop.
+    pub(crate) fn word(&self) -> &'static AtomicU32 {
+        &CELLS[self.index]
+    }
+
+    /// The cell's state after every access made so far by this thread.
+    #[inline(always)]
+    pub(crate) fn state(&self) -> u32 {
+        state_of(self.word())
+    }
+
+    /// Marks the channel truncated, as the handler does when it catches a fault.
+    pub(crate) fn poison(&self) {
+        let _ = self
+            .word()
+            .compare_exchange(HEALTHY, TRUNCATED, Ordering::AcqRel, Ordering::Relaxed);
+    }
+
+    /// Registers `[start, start + len)`, faulting in `page`-sized units, as this channel's.
+    pub(crate) fn register(&self, start: *const u8, len: usize, page: usize) -> Result<Guarded> {
+        for (index, range) in RANGES.iter().enumerate() {
+            if range
+                .start
+                .compare_exchange(0, start as usize, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                range.page.store(page, Ordering::Relaxed);
+                range.cell.store(self.index, Ordering::Relaxed);
+                // SYNC POINT guard-range (Release side): the handler loads `end` with
+                // Acquire before it trusts `page` and `cell`.
+                range.end.store(start as usize + len, Ordering::Release);
+                return Ok(Guarded { index });
+            }
+        }
+        Err(Error::platform_check(
+            "mmap",
+            "a channel's shared memory",
+            format!("this process already has {MAX_RANGES} salias mappings; drop channels it no longer uses"),
+        ))
+    }
+}
+
+impl Drop for Health {
+    fn drop(&mut self) {
+        CELLS[self.index].store(FREE, Ordering::Release);
+    }
+}
+
+/// `word`'s state, loaded after every earlier access of this thread: a fault the handler
+/// caught in a load or store just before is already visible.
+#[inline(always)]
+pub(crate) fn state_of(word: &AtomicU32) -> u32 {
+    // The handler runs on this thread between two of its instructions; a compiler fence
+    // keeps the load from being moved before the accesses that may have faulted.
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    word.load(Ordering::Relaxed)
+}
+
+/// A mapping the handler knows about; must be released before the mapping is unmapped, or
+/// a fault in whatever reuses the address would be mistaken for ours.
+pub(crate) struct Guarded {
+    index: usize,
+}
+
+impl Guarded {
+    pub(crate) fn release(self) {
+        let range = &RANGES[self.index];
+        range.end.store(0, Ordering::Release);
+        range.start.store(0, Ordering::Release);
+    }
+}
+
+fn install() {
+    INSTALL.call_once(|| {
+        // SAFETY: `sigaction` and `pthread_atfork` with structs we own and fill in; the
+        // handler and hook are `extern "C"` functions that live for the whole program.
+        let previous = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, &mut previous);
+            libc::pthread_atfork(None, None, Some(after_fork_in_child));
+            previous
+        };
+        // A fault before this store (no salias mapping exists yet) chains to the default.
+        let _ = PREVIOUS.set(previous);
+    });
+}
+
+extern "C" fn after_fork_in_child() {
+    for cell in &CELLS {
+        // Only cells in use: a free one must stay claimable by the child.
+        let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |state| {
+            (state != FREE).then_some(INHERITED)
+        });
+    }
+    super::process::forget_identity();
+}
+
+/// The registered range holding `addr`, if any.
+fn range_of(addr: usize) -> Option<&'static Range> {
+    RANGES.iter().find(|range| {
+        // SYNC POINT guard-range (Acquire side).
+        let end = range.end.load(Ordering::Acquire);
+        end != 0 && range.start.load(Ordering::Relaxed) <= addr && addr < end
+    })
+}
+
+extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    if let Some(range) = range_of(addr) {
+        let page = range.page.load(Ordering::Relaxed);
+        let at = addr & !(page - 1);
+        // SAFETY: `[at, at + page)` lies inside a live salias mapping (it is registered,
+        // and ranges are released before their mapping goes): replacing those pages with
+        // private zero pages affects nothing but that mapping, whose handles all check the
+        // cell marked below before trusting anything they read.
+        let mapped = unsafe {
+            libc::mmap(
+                at as *mut c_void,
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if mapped != libc::MAP_FAILED {
+            let cell = &CELLS[range.cell.load(Ordering::Relaxed)];
+            let _ = cell.compare_exchange(HEALTHY, TRUNCATED, Ordering::AcqRel, Ordering::Relaxed);
+            return;
+        }
+    }
+    // SAFETY: not ours: hand the signal to whoever had it before us, as they asked.
+    unsafe { chain(signal, info, context) }
+}
+
+/// Passes a SIGBUS that is not ours on to the previous disposition.
+///
+/// # Safety
+/// Only from the signal handler, with the arguments it was given.
+unsafe fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    let previous = PREVIOUS.get();
+    let handler = previous.map_or(libc::SIG_DFL, |previous| previous.sa_sigaction);
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        // Restore the default and let the fault happen again on return (a signal someone
+        // sent, which will not recur, is raised again instead): the process dies of
+        // SIGBUS exactly as it would have without salias.
+        // SAFETY: plain signal-disposition calls, async-signal-safe.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            if (*info).si_code <= 0 {
+                libc::raise(signal);
+            }
+        }
+    } else if previous.is_some_and(|previous| previous.sa_flags & libc::SA_SIGINFO != 0) {
+        // SAFETY: the previous handler was installed for exactly this signature.
+        let previous: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) =
+            unsafe { std::mem::transmute(handler) };
+        previous(signal, info, context);
+    } else {
+        // SAFETY: as above, for a plain handler.
+        let previous: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
+        previous(signal);
+    }
+}
+
+/// The `Error` a handle returns once its cell is no longer healthy.
+#[cold]
+pub(crate) fn unhealthy(name: &str, state: u32) -> Error {
+    match state {
+        INHERITED => Error::Inherited { name: name.to_owned() },
+        _ => Error::corrupt(
+            name,
+            "another process truncated its shared memory while it was mapped here; what was in it is gone, \
+             so recreate the channel and find out which process shrank it",
+        ),
+    }
+}
