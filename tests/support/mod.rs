@@ -252,3 +252,67 @@ pub fn traced_section(test: &str, tag: &str) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
+/// Whether this process can do what `test` needs root for (mount namespaces, acting as
+/// another user). Where it cannot, prints SKIPPED with the reason; under CI, which runs
+/// as root, a skip would hide a requirement, so it fails instead.
+pub fn root_or_skip(test: &str, needs: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test} needs root ({needs}) and CI runs as root"
+    );
+    println!("SKIPPED {test}: needs root ({needs})");
+    false
+}
+
+/// Like `spawn`, but the child runs in a private mount namespace whose /dev/shm is a new
+/// tmpfs of `size_mib` MiB: a container's /dev/shm (Docker's default is 64 MB), without
+/// touching the machine's. Children the child spawns share its namespace. Needs root.
+pub fn spawn_with_private_shm(test: &str, role: &str, size_mib: u32, args: &[(&str, String)]) -> KillOnDrop {
+    let mut command = Command::new("unshare");
+    command
+        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg(format!(
+            "mount -t tmpfs -o size={size_mib}m,mode=1777 salias-test /dev/shm && exec \"$0\" \"$@\""
+        ))
+        .arg(std::env::current_exe().expect("test binary path"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(ROLE_VAR, role)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (key, value) in args {
+        command.env(format!("SALIAS_TEST_{key}"), value);
+    }
+    KillOnDrop(command.spawn().expect("spawn unshare"))
+}
+
+/// Like `spawn`, but the child runs as user and group `uid` (root only).
+pub fn spawn_as_user(test: &str, role: &str, uid: u32, args: &[(&str, String)]) -> KillOnDrop {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(std::env::current_exe().expect("test binary path"));
+    command
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(ROLE_VAR, role)
+        .uid(uid)
+        .gid(uid)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (key, value) in args {
+        command.env(format!("SALIAS_TEST_{key}"), value);
+    }
+    KillOnDrop(command.spawn().expect("spawn child as another user"))
+}
+
+/// Which of channel `name`'s objects exist in /dev/shm.
+pub fn shm_objects_of(name: &str) -> Vec<String> {
+    let [control, rings] = salias::__private::shm_object_names(name);
+    [control, rings]
+        .into_iter()
+        .filter(|object| std::path::Path::new(&format!("/dev/shm{object}")).exists())
+        .collect()
+}
