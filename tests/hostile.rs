@@ -285,12 +285,21 @@ fn a_dead_publishers_slot_stays_claimable_while_reaped() {
     );
 }
 
+/// The number after `key=` in a child's report.
+fn count(report: &str, key: &str) -> u64 {
+    report
+        .split_whitespace()
+        .find_map(|field| field.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in report {report:?}"))
+}
+
 fn stop_file(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("{name}.stop"))
 }
 
 /// Random scribbles over the control block and the rings while a publisher and a
-/// subscriber in separate processes keep going: both must survive, neither may hang.
+/// subscriber in separate processes keep going: both must survive, neither may hang,
+/// messages must get through, and the damage must be noticed.
 #[test]
 fn random_scribbles_never_crash_or_hang() {
     const TEST: &str = "random_scribbles_never_crash_or_hang";
@@ -298,8 +307,9 @@ fn random_scribbles_never_crash_or_hang() {
     match role().as_deref() {
         Some("subscriber") => {
             let channel = OrderedMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
-            let (mut messages, mut errors) = (0u64, 0u64);
+            let (mut messages, mut corrupt, mut attach_failures) = (0u64, 0u64, 0u64);
             let mut subscriber = channel.subscriber().ok();
+            report("ready");
             let stop = stop_file(&arg::<String>("NAME"));
             for call in 0..CALLS {
                 if call % 1024 == 0 && stop.exists() {
@@ -308,7 +318,7 @@ fn random_scribbles_never_crash_or_hang() {
                 let Some(subscriber) = subscriber.as_mut() else {
                     // A scribbled cursor can make attaching fail; keep trying.
                     subscriber = channel.subscriber().ok();
-                    errors += 1;
+                    attach_failures += 1;
                     continue;
                 };
                 let outcome = if call % 2 == 0 {
@@ -327,16 +337,19 @@ fn random_scribbles_never_crash_or_hang() {
                 };
                 match outcome {
                     Ok(n) => messages += n,
-                    Err(Error::Corrupt { .. }) => errors += 1,
+                    Err(Error::Corrupt { .. }) => corrupt += 1,
                     Err(e) => panic!("unexpected error kind: {e}"),
                 }
             }
-            report(format!("subscriber messages {messages} errors {errors}"));
+            report(format!(
+                "messages={messages} corrupt={corrupt} attach_failures={attach_failures}"
+            ));
         }
         Some("publisher") => {
             let channel = OrderedMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
-            let (mut sent, mut errors, mut seq) = (0u64, 0u64, 0u64);
+            let (mut sent, mut corrupt, mut claim_failures, mut seq) = (0u64, 0u64, 0u64, 0u64);
             let mut publisher = channel.publisher().ok();
+            report("ready");
             let stop = stop_file(&arg::<String>("NAME"));
             for call in 0..CALLS {
                 if call % 1024 == 0 && stop.exists() {
@@ -345,18 +358,18 @@ fn random_scribbles_never_crash_or_hang() {
                 let Some(p) = publisher.as_mut() else {
                     // A scribbled cursor can make claiming a slot fail; keep trying.
                     publisher = channel.publisher().ok();
-                    errors += 1;
+                    claim_failures += 1;
                     continue;
                 };
                 match p.offer(&Sample::new(0, seq)) {
                     Ok(()) => sent += 1,
                     Err(Error::Backpressured) => {}
-                    Err(Error::Corrupt { .. }) => errors += 1,
+                    Err(Error::Corrupt { .. }) => corrupt += 1,
                     Err(e) => panic!("unexpected error kind: {e}"),
                 }
                 seq += 1;
             }
-            report(format!("publisher sent {sent} errors {errors}"));
+            report(format!("sent={sent} corrupt={corrupt} claim_failures={claim_failures}"));
         }
         _ => {
             let name = unique_name("hostile-random");
@@ -364,10 +377,14 @@ fn random_scribbles_never_crash_or_hang() {
             let _channel = OrderedMpsc::<Sample>::create(&Config::new(&name).capacity(capacity)).unwrap();
             let mut raw = Raw::open(&name, 1, 1);
             let args = vec![("NAME", name.clone())];
-            let children = vec![
+            let mut children = vec![
                 ("subscriber", spawn(TEST, "subscriber", &args)),
                 ("publisher", spawn(TEST, "publisher", &args)),
             ];
+            // Scribbles start on a channel in use, not on one its processes still open.
+            for (_, child) in children.iter_mut() {
+                assert_eq!(child.next_report(), "ready");
+            }
             let mut mix = SplitMix(99);
             let targets = [
                 raw.cursor(0, 1, 0),
@@ -406,7 +423,15 @@ fn random_scribbles_never_crash_or_hang() {
             std::fs::write(stop_file(&name), b"").unwrap();
             let reports = wait_all(children, Duration::from_secs(120));
             let _ = std::fs::remove_file(stop_file(&name));
-            eprintln!("{scribbles} scribbles; {}; {}", reports[0][0], reports[1][0]);
+            let (subscriber, publisher) = (reports[0].last().unwrap(), reports[1].last().unwrap());
+            eprintln!("{scribbles} scribbles; subscriber {subscriber}; publisher {publisher}");
+            // Floors, so the test cannot pass having exercised nothing.
+            assert!(count(publisher, "sent") > 0, "nothing was published: {publisher}");
+            assert!(count(subscriber, "messages") > 0, "nothing was delivered: {subscriber}");
+            assert!(
+                count(subscriber, "corrupt") > 0,
+                "the subscriber never reported the damage: {subscriber}"
+            );
         }
     }
 }

@@ -6,8 +6,12 @@ mod support;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use salias::{Channel, Config, Error, Fanout, FifoMpsc, Mode, Ordered, RawFifoMpsc, SaliasMessage, Topology};
-use support::unique_name;
+use std::time::{Duration, Instant};
+
+use salias::{
+    Channel, Config, Error, Fanout, FifoFanout, FifoMpsc, Mode, Ordered, RawFifoMpsc, SaliasMessage, Topology,
+};
+use support::{HOLDER_ROLE, HeldNumber, role, unique_name};
 
 struct Counting;
 
@@ -130,4 +134,53 @@ fn raw_hot_paths_do_not_allocate() {
     assert_eq!(allocations, 0);
     let offered: usize = (0..ROUNDS as usize).map(|round| round % 300).sum();
     assert_eq!(bytes, offered + ROUNDS as usize * (17 + 10 + 200 + 300));
+}
+
+/// Long enough for many liveness checks, which run at most once a millisecond.
+const LIVENESS_SPAN: Duration = Duration::from_millis(25);
+/// Calls made at least, however fast they run.
+const MIN_CALLS: u64 = 100_000;
+
+/// Calls `call` until both `MIN_CALLS` calls and `LIVENESS_SPAN` have gone by.
+fn for_many_liveness_checks(mut call: impl FnMut()) {
+    let started = Instant::now();
+    let mut calls = 0u64;
+    while calls < MIN_CALLS || started.elapsed() < LIVENESS_SPAN {
+        call();
+        calls += 1;
+    }
+}
+
+#[test]
+fn backpressured_fanout_publisher_checking_liveness_does_not_allocate() {
+    let channel = FifoFanout::<Tick>::create(&Config::new(unique_name("alloc-fanout-bp")).capacity(4096)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let _never_reads = channel.subscriber().unwrap();
+    let tick = Tick { seq: 1, words: [0; 7] };
+    while publisher.offer(&tick).is_ok() {}
+    let allocations = allocations_during(|| {
+        // Each refused offer may look for a dead subscriber (every REAP_INTERVAL).
+        for_many_liveness_checks(|| assert_eq!(publisher.offer(&tick), Err(Error::Backpressured)));
+    });
+    assert_eq!(allocations, 0);
+}
+
+#[test]
+fn ordered_subscriber_waiting_on_a_held_number_does_not_allocate() {
+    const TEST: &str = "ordered_subscriber_waiting_on_a_held_number_does_not_allocate";
+    if role().as_deref() == Some(HOLDER_ROLE) {
+        support::hold_next_number();
+    }
+    let mut held = HeldNumber::new(TEST);
+    let allocations = allocations_during(|| {
+        // Each empty poll may check the holder's health (every HEALTH_INTERVAL).
+        for_many_liveness_checks(|| assert!(matches!(held.subscriber.try_recv(), Ok(None))));
+    });
+    assert_eq!(allocations, 0);
+    assert_eq!(
+        held.subscriber.gaps().events,
+        0,
+        "a gap declared while its holder lives"
+    );
+    held.kill_holder_then_expect_gap();
 }

@@ -1,11 +1,16 @@
 //! The hot paths make no system call: the test runs itself under strace and checks that
 //! nothing but its own markers happens between the start and end markers of a busy
-//! publish/receive loop. Skipped, with a printed reason, where strace is not installed.
+//! publish/receive loop. The cold paths that check whether a peer still lives (a
+//! backpressured fanout publisher, an ordered subscriber waiting on a held number) make
+//! only liveness checks, and only now and then. Skipped, with a printed reason, where
+//! strace is not installed (in CI, with `CI` set, that fails instead).
 
 mod support;
 
-use salias::{Config, FifoMpsc, OrderedFanout, RawFifoMpsc, SaliasMessage};
-use support::{role, strace_marker, unique_name};
+use std::time::{Duration, Instant};
+
+use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedFanout, RawFifoMpsc, SaliasMessage};
+use support::{HOLDER_ROLE, HeldNumber, role, strace_marker, unique_name};
 
 #[derive(SaliasMessage, Clone, Copy)]
 #[repr(C)]
@@ -58,4 +63,116 @@ fn hot_paths_make_no_system_call() {
         return;
     };
     assert!(calls.is_empty(), "system calls on the hot path:\n{}", calls.join("\n"));
+}
+
+/// Long enough for many liveness checks, which run at most once a millisecond.
+const LIVENESS_SPAN: Duration = Duration::from_millis(25);
+/// Calls made at least, however fast they run.
+const MIN_CALLS: u64 = 100_000;
+/// At most one liveness check per this many calls.
+const CALLS_PER_CHECK: u64 = 100;
+
+/// Calls `call` until both `MIN_CALLS` calls and `LIVENESS_SPAN` have gone by, between
+/// the `{tag}-start` and `{tag}-end` markers; then reports how many calls it made.
+fn traced_calls(tag: &str, mut call: impl FnMut()) {
+    // Formatted first: an allocation inside the section might make a system call.
+    let end = format!("{tag}-end");
+    strace_marker(&format!("{tag}-start"));
+    let started = Instant::now();
+    let mut calls = 0u64;
+    while calls < MIN_CALLS || started.elapsed() < LIVENESS_SPAN {
+        call();
+        calls += 1;
+    }
+    strace_marker(&end);
+    strace_marker(&format!("{tag}-calls={calls}"));
+}
+
+/// Checks that the traced section of `test` holds only liveness checks (`kill(pid, 0)`,
+/// then open, read and close of `/proc/PID/stat`), at most one read of `/proc` per
+/// check, and at most one check per `CALLS_PER_CHECK` calls, but some: the check must
+/// keep running.
+fn assert_rate_limited_liveness_checks(test: &str, tag: &str) {
+    let Some(trace) = support::traced_run(test) else {
+        return;
+    };
+    let section = support::section(&trace, tag);
+    let calls = support::traced_count(&trace, &format!("{tag}-calls"));
+    let (mut checks, mut opens) = (0u64, 0u64);
+    for line in &section {
+        let Some((name, args)) = support::syscall(line) else {
+            continue; // a signal or an exit: not a call this process made
+        };
+        let proc_stat = |path: &str| {
+            path.strip_prefix("\"/proc/")
+                .and_then(|rest| rest.split_once("/stat\""))
+                .is_some_and(|(pid, _)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let allowed = match name {
+            "kill" => args.split_once(')').is_some_and(|(inner, _)| inner.ends_with(", 0")),
+            "openat" => args.strip_prefix("AT_FDCWD, ").is_some_and(proc_stat),
+            "open" => proc_stat(args),
+            "read" | "close" => true,
+            // Debug builds of std check that a file descriptor is still open before closing it.
+            "fcntl" => cfg!(debug_assertions) && args.contains("F_GETFD)"),
+            _ => false,
+        };
+        assert!(
+            allowed,
+            "not a liveness check: {line}\nsection:\n{}",
+            section.join("\n")
+        );
+        checks += u64::from(name == "kill");
+        opens += u64::from(name.starts_with("open"));
+    }
+    assert!(
+        checks > 0,
+        "no liveness check in {calls} calls:\n{}",
+        section.join("\n")
+    );
+    println!("{test}: {checks} liveness checks in {calls} calls");
+    assert!(opens <= checks, "{opens} reads of /proc for {checks} liveness checks");
+    assert!(
+        checks * CALLS_PER_CHECK <= calls,
+        "{checks} liveness checks in {calls} calls: not rate-limited"
+    );
+}
+
+#[test]
+fn backpressured_fanout_publisher_checks_liveness_rarely() {
+    const TEST: &str = "backpressured_fanout_publisher_checks_liveness_rarely";
+    if role().as_deref() == Some("traced") {
+        let channel =
+            FifoFanout::<Tick>::create(&Config::new(unique_name("syscall-fanout-bp")).capacity(4096)).unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        let _never_reads = channel.subscriber().unwrap();
+        let tick = Tick { seq: 1, words: [0; 7] };
+        while publisher.offer(&tick).is_ok() {}
+        traced_calls("salias-bp", || {
+            assert_eq!(publisher.offer(&tick), Err(Error::Backpressured));
+        });
+        return;
+    }
+    assert_rate_limited_liveness_checks(TEST, "salias-bp");
+}
+
+#[test]
+fn ordered_subscriber_waiting_on_a_held_number_checks_liveness_rarely() {
+    const TEST: &str = "ordered_subscriber_waiting_on_a_held_number_checks_liveness_rarely";
+    match role().as_deref() {
+        Some(HOLDER_ROLE) => support::hold_next_number(),
+        Some("traced") => {
+            let mut held = HeldNumber::new(TEST);
+            traced_calls("salias-held", || {
+                assert!(matches!(held.subscriber.try_recv(), Ok(None)));
+            });
+            assert_eq!(
+                held.subscriber.gaps().events,
+                0,
+                "a gap declared while its holder lives"
+            );
+            held.kill_holder_then_expect_gap();
+        }
+        _ => assert_rate_limited_liveness_checks(TEST, "salias-held"),
+    }
 }

@@ -63,7 +63,8 @@ pub(crate) fn token_alive(token: u64) -> bool {
 }
 
 /// Whether the process recorded as `pid` with the low 32 bits `start_low` of its start
-/// time still runs.
+/// time still runs. Allocates nothing: it runs every millisecond on a backpressured
+/// fanout publisher and on an ordered subscriber waiting for a held number.
 pub(crate) fn is_alive(pid: u32, start_low: u64) -> bool {
     // Slot words come from shared memory: a pid that no process can have is not alive
     // (and rustix rejects negative pids with a panic).
@@ -74,47 +75,124 @@ pub(crate) fn is_alive(pid: u32, start_low: u64) -> bool {
     if let Err(Errno::SRCH) = test_kill_process(raw) {
         return false;
     }
-    match start_time(pid) {
+    match state(pid) {
+        State::Gone => false,
         // A different start time means the pid was recycled.
-        Some(now) => start_low == 0 || now & 0xffff_ffff == start_low,
-        // Exists but unreadable (another user's process, or exited mid-read): a holder
-        // is presumed alive unless proven dead.
-        None => !is_zombie(pid),
+        State::Running(Some(now)) => start_low == 0 || now & 0xffff_ffff == start_low,
+        // Running but its start time unreadable: a holder is presumed alive unless proven
+        // dead.
+        State::Running(None) => true,
     }
 }
 
-#[cfg(target_os = "linux")]
-fn stat_fields(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()
-}
-
-/// Fields after the command name, which may itself contain spaces and parentheses.
-#[cfg(target_os = "linux")]
-fn after_comm(stat: &str) -> Option<&str> {
-    stat.rfind(')').map(|at| &stat[at + 1..])
+/// What the OS says about a process that `kill(pid, 0)` found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// A zombie, or gone since (Linux: no `/proc/PID/stat` with a state to read).
+    Gone,
+    /// Running, with its start time where it could be read.
+    Running(Option<u64>),
 }
 
 #[cfg(target_os = "linux")]
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = stat_fields(pid)?;
-    let rest = after_comm(&stat)?;
-    let mut fields = rest.split_whitespace();
-    // Field 3 (state) is first here; field 22 (starttime) is the 20th.
-    let state = fields.next()?;
-    if matches!(state, "Z" | "X" | "x") {
-        return None;
+    match state(pid) {
+        State::Running(start) => start,
+        State::Gone => None,
     }
-    fields.nth(18)?.parse().ok()
 }
 
+/// Reads `/proc/PID/stat` once, into stack buffers: no allocation.
 #[cfg(target_os = "linux")]
-fn is_zombie(pid: u32) -> bool {
-    let Some(stat) = stat_fields(pid) else {
-        return true;
+fn state(pid: u32) -> State {
+    use rustix::fs::{Mode, OFlags, open};
+
+    let mut path = [0u8; 32];
+    let Some(path) = proc_stat_path(pid, &mut path) else {
+        return State::Gone;
     };
-    after_comm(&stat)
-        .and_then(|rest| rest.split_whitespace().next())
-        .is_none_or(|state| matches!(state, "Z" | "X" | "x"))
+    let Ok(file) = open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
+        return State::Gone;
+    };
+    // Lines are a few hundred bytes; however long its numbers, the start time (field 22)
+    // ends within about 530 (the command name is at most 64), and later fields may be cut.
+    let mut stat = [0u8; 1024];
+    let mut filled = 0;
+    while filled < stat.len() {
+        match rustix::io::read(&file, &mut stat[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(Errno::INTR) => {}
+            Err(_) => return State::Gone,
+        }
+    }
+    parse_stat(&stat[..filled], filled == stat.len())
+}
+
+/// `/proc/PID/stat` as a C string, written into `buf`.
+#[cfg(target_os = "linux")]
+fn proc_stat_path(pid: u32, buf: &mut [u8; 32]) -> Option<&std::ffi::CStr> {
+    const PREFIX: &[u8] = b"/proc/";
+    const SUFFIX: &[u8] = b"/stat\0";
+    let mut digits = [0u8; 10]; // u32::MAX has 10
+    let mut start = digits.len();
+    let mut rest = pid;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let digits = &digits[start..];
+    let len = PREFIX.len() + digits.len() + SUFFIX.len();
+    buf[..PREFIX.len()].copy_from_slice(PREFIX);
+    buf[PREFIX.len()..PREFIX.len() + digits.len()].copy_from_slice(digits);
+    buf[PREFIX.len() + digits.len()..len].copy_from_slice(SUFFIX);
+    std::ffi::CStr::from_bytes_with_nul(&buf[..len]).ok()
+}
+
+/// Parses a `/proc/PID/stat` line: the state and the start time come after the command
+/// name, which may itself contain spaces and parentheses (and need not be UTF-8), so
+/// parsing starts after the last ')'. With `truncated`, the last field may be cut short
+/// and is ignored.
+#[cfg(target_os = "linux")]
+fn parse_stat(stat: &[u8], truncated: bool) -> State {
+    let Some(after_comm) = stat.iter().rposition(|&b| b == b')') else {
+        return State::Gone; // no command name: unreadable
+    };
+    let mut rest = &stat[after_comm + 1..];
+    if truncated {
+        rest = &rest[..rest.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0)];
+    }
+    let mut fields = rest.split(u8::is_ascii_whitespace).filter(|field| !field.is_empty());
+    // Field 3 (state) is first here; field 22 (starttime) is the 20th.
+    match fields.next() {
+        None | Some(b"Z" | b"X" | b"x") => State::Gone,
+        Some(_) => State::Running(fields.nth(18).and_then(parse_u64)),
+    }
+}
+
+/// A decimal number, or `None` for anything else (including overflow).
+#[cfg(target_os = "linux")]
+fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &b| {
+        let digit = b.checked_sub(b'0').filter(|&d| d < 10)?;
+        value.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn state(pid: u32) -> State {
+    match start_time(pid) {
+        Some(start) => State::Running(Some(start)),
+        None if is_zombie(pid) => State::Gone,
+        None => State::Running(None),
+    }
 }
 
 #[cfg(target_os = "macos")]
@@ -185,6 +263,45 @@ mod tests {
         for pid in [0, i32::MAX as u32 + 1, u32::MAX] {
             assert!(!is_alive(pid, 0));
             assert!(!token_alive((pid as u64) << 32 | 1));
+        }
+    }
+
+    #[test]
+    fn stat_is_parsed_after_the_last_parenthesis() {
+        // Field 22 (starttime) is 4242; the command name holds spaces, ')' and a non-UTF-8 byte.
+        let tail = b" S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 20 21\n";
+        for comm in [&b"(sh)"[..], b"(a) b (c) d)", b"( ) )", b"(\xff\xfe)"] {
+            let line = [&b"1234 "[..], comm, tail].concat();
+            assert_eq!(
+                parse_stat(&line, false),
+                State::Running(Some(4242)),
+                "{}",
+                line.escape_ascii()
+            );
+        }
+        let zombie = b"1234 (x) y) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242";
+        assert_eq!(parse_stat(zombie, false), State::Gone);
+        assert_eq!(parse_stat(b"1234 (no state)", false), State::Gone);
+        assert_eq!(parse_stat(b"1234 no parenthesis S 1 2", false), State::Gone);
+        let unreadable_start = b"1234 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42x 20";
+        assert_eq!(parse_stat(unreadable_start, false), State::Running(None));
+        let overflow = b"1234 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99999999999999999999";
+        assert_eq!(parse_stat(overflow, false), State::Running(None));
+        // Cut inside the start time: its digits so far are not taken for the whole.
+        let cut = b"1234 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42";
+        assert_eq!(parse_stat(cut, true), State::Running(None));
+        assert_eq!(parse_stat(&[cut, &b" 2"[..]].concat(), true), State::Running(Some(42)));
+    }
+
+    #[test]
+    fn proc_stat_paths_are_written_in_full() {
+        let mut buf = [0u8; 32];
+        for (pid, path) in [
+            (0, "/proc/0/stat"),
+            (7, "/proc/7/stat"),
+            (u32::MAX, "/proc/4294967295/stat"),
+        ] {
+            assert_eq!(proc_stat_path(pid, &mut buf).unwrap().to_str(), Ok(path));
         }
     }
 

@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 
 use std::time::{Duration, Instant};
 
-use salias::SaliasMessage;
+use salias::{Config, SaliasMessage};
 
 /// Environment variable that tells a re-executed test binary which role to play.
 pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
@@ -218,14 +218,25 @@ pub fn strace_marker(text: &str) {
 
 /// Runs `test` again, as role "traced", under `strace -f` and returns the traced lines
 /// between its `strace_marker("{tag}-start")` and `strace_marker("{tag}-end")` (marker
-/// lines excluded). `None`, with a printed SKIPPED line, where strace is missing or a
-/// sanitizer runtime would add system calls of its own.
+/// lines excluded). `None` where `traced_run` skips.
 pub fn traced_section(test: &str, tag: &str) -> Option<Vec<String>> {
+    traced_run(test).map(|trace| section(&trace, tag))
+}
+
+/// Runs `test` again, as role "traced", under `strace -f` and returns the whole trace.
+/// `None`, with a printed SKIPPED line, where a sanitizer runtime would add system calls
+/// of its own, or where strace is missing outside CI; in CI (`CI` set) a missing strace
+/// fails the test, so the check cannot go quietly unrun.
+pub fn traced_run(test: &str) -> Option<String> {
     if let Ok(sanitizer) = std::env::var("SALIAS_SANITIZER") {
         println!("SKIPPED {test}: the {sanitizer} sanitizer's runtime makes system calls of its own");
         return None;
     }
     if Command::new("strace").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: strace is not installed, and CI must not skip this test (apt-get install strace)"
+        );
         println!("SKIPPED {test}: strace is not installed (apt-get install strace)");
         return None;
     }
@@ -241,16 +252,128 @@ pub fn traced_section(test: &str, tag: &str) -> Option<Vec<String>> {
     assert!(status.success(), "the traced run of {test} failed");
     let trace = std::fs::read_to_string(&log).unwrap();
     let _ = std::fs::remove_file(&log);
+    Some(trace)
+}
+
+/// The lines of `trace` between the `{tag}-start` and `{tag}-end` markers, markers excluded.
+pub fn section(trace: &str, tag: &str) -> Vec<String> {
     let start = trace.find(&format!("{tag}-start")).expect("start marker traced");
     let end = trace.find(&format!("{tag}-end")).expect("end marker traced");
-    Some(
-        trace[start..end]
-            .lines()
-            .skip(1)
-            .filter(|line| !line.contains("write(-1"))
-            .map(str::to_owned)
-            .collect(),
-    )
+    trace[start..end]
+        .lines()
+        .skip(1)
+        .filter(|line| !line.contains("write(-1"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The number a traced run reported with `strace_marker(&format!("{key}={n}"))`.
+pub fn traced_count(trace: &str, key: &str) -> u64 {
+    let at = trace
+        .find(&format!("\"{key}="))
+        .unwrap_or_else(|| panic!("no {key} marker traced"));
+    let digits: String = trace[at + key.len() + 2..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} marker without a number"))
+}
+
+/// A traced line as (system call name, its arguments and result). `None` for lines that
+/// report no system call: a signal delivered (`--- SIGSTOP ...`) or a process exiting.
+/// strace -f prefixes each line with the pid, which is dropped.
+pub fn syscall(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
+    if line.starts_with("---") || line.starts_with("+++") {
+        return None;
+    }
+    Some(line.split_once('(').unwrap_or((line, "")))
+}
+
+/// Role of a child that takes an ordered channel's next number and holds it.
+pub const HOLDER_ROLE: &str = "holder";
+
+/// The holder child: takes the next number of the `OrderedMpsc<Sample>` channel named by
+/// its NAME argument and stops itself (SIGSTOP), alive and never committing it.
+pub fn hold_next_number() -> ! {
+    let channel = salias::OrderedMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    publisher.__take_sequence_then_stop()
+}
+
+/// An ordered channel whose subscriber waits on a held number: a child process took
+/// number 0 and stopped holding it (alive, so no gap may be declared), and a publisher
+/// here committed numbers 1 to 3 after it.
+pub struct HeldNumber {
+    pub subscriber: salias::Subscriber<Sample, salias::Ordered, salias::Mpsc>,
+    holder: KillOnDrop,
+    _publisher: salias::Publisher<Sample, salias::Ordered, salias::Mpsc>,
+    _channel: salias::OrderedMpsc<Sample>,
+}
+
+impl HeldNumber {
+    /// Sets it up; the holder is `test` started again as `HOLDER_ROLE`.
+    pub fn new(test: &str) -> HeldNumber {
+        let name = unique_name("held");
+        let channel = salias::OrderedMpsc::<Sample>::create(&Config::new(&name).producers(2)).unwrap();
+        let subscriber = channel.subscriber().unwrap();
+        let holder = spawn(test, HOLDER_ROLE, &[("NAME", name.clone())]);
+        wait_until_stopped(&holder, Duration::from_secs(60));
+        let status = salias::channel_status(&name).unwrap();
+        assert!(
+            status.publishers.iter().any(|p| p.pending == Some(0)),
+            "the stopped holder holds no number: {status:?}"
+        );
+        let mut publisher = channel.publisher().unwrap();
+        for seq in 1..=3 {
+            publisher.offer(&Sample::new(1, seq)).unwrap();
+        }
+        HeldNumber {
+            subscriber,
+            holder,
+            _publisher: publisher,
+            _channel: channel,
+        }
+    }
+
+    /// Kills the holder: the subscriber must now report number 0 lost and deliver 1 to 3,
+    /// which shows it was the live holder, not a broken setup, that kept it waiting.
+    pub fn kill_holder_then_expect_gap(mut self) {
+        self.holder.0.kill().unwrap();
+        self.holder.0.wait().unwrap();
+        for sequence in 1..=3 {
+            let message = self.subscriber.recv_timeout(Duration::from_secs(60)).unwrap();
+            assert_eq!(message.sequence(), sequence);
+            assert_eq!(message.gap_before(), u64::from(sequence == 1));
+        }
+        assert_eq!(self.subscriber.gaps().missing, 1);
+    }
+}
+
+/// Waits until `child` has stopped itself; a watchdog fails the test after `limit`.
+fn wait_until_stopped(child: &KillOnDrop, limit: Duration) {
+    let pid = child.0.id() as libc::pid_t;
+    let deadline = Instant::now() + limit;
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid, writable int; waitpid touches nothing else.
+        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG | libc::WUNTRACED) };
+        if got == pid {
+            assert!(
+                libc::WIFSTOPPED(status),
+                "the child ended before it stopped (status {status:#x})"
+            );
+            return;
+        }
+        assert_eq!(got, 0, "waitpid failed: {}", std::io::Error::last_os_error());
+        assert!(
+            Instant::now() <= deadline,
+            "watchdog: the child did not stop within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Whether this process can do what `test` needs root for (mount namespaces, acting as
