@@ -89,16 +89,16 @@ fn traced_calls(tag: &str, mut call: impl FnMut()) {
 }
 
 /// Checks that the traced section of `test` holds only liveness checks (`kill(pid, 0)`,
-/// then open, read and close of `/proc/PID/stat`), at most one read of `/proc` per
-/// check, and at most one check per `CALLS_PER_CHECK` calls, but some: the check must
-/// keep running.
+/// then open, read and close of `/proc/PID/stat`) and truncation checks (`fstat` of the
+/// channel's two objects), at most one read of `/proc` per liveness check, and at most one
+/// check of each kind per `CALLS_PER_CHECK` calls, but some: the checks must keep running.
 fn assert_rate_limited_liveness_checks(test: &str, tag: &str) {
     let Some(trace) = support::traced_run(test) else {
         return;
     };
     let section = support::section(&trace, tag);
     let calls = support::traced_count(&trace, &format!("{tag}-calls"));
-    let (mut checks, mut opens) = (0u64, 0u64);
+    let (mut checks, mut opens, mut sizes) = (0u64, 0u64, 0u64);
     for line in &section {
         let Some((name, args)) = support::syscall(line) else {
             continue; // a signal or an exit: not a call this process made
@@ -113,6 +113,9 @@ fn assert_rate_limited_liveness_checks(test: &str, tag: &str) {
             "openat" => args.strip_prefix("AT_FDCWD, ").is_some_and(proc_stat),
             "open" => proc_stat(args),
             "read" | "close" => true,
+            // Whether a peer shrank the channel's objects: by descriptor, never by path.
+            "fstat" => true,
+            "newfstatat" | "statx" => args.contains("\"\"") && args.contains("AT_EMPTY_PATH"),
             // Debug builds of std check that a file descriptor is still open before closing it.
             "fcntl" => cfg!(debug_assertions) && args.contains("F_GETFD)"),
             _ => false,
@@ -124,17 +127,24 @@ fn assert_rate_limited_liveness_checks(test: &str, tag: &str) {
         );
         checks += u64::from(name == "kill");
         opens += u64::from(name.starts_with("open"));
+        sizes += u64::from(name.contains("stat"));
     }
     assert!(
         checks > 0,
         "no liveness check in {calls} calls:\n{}",
         section.join("\n")
     );
-    println!("{test}: {checks} liveness checks in {calls} calls");
+    assert!(sizes > 0, "no truncation check in {calls} calls");
+    println!("{test}: {checks} liveness checks and {sizes} object size checks in {calls} calls");
     assert!(opens <= checks, "{opens} reads of /proc for {checks} liveness checks");
     assert!(
         checks * CALLS_PER_CHECK <= calls,
         "{checks} liveness checks in {calls} calls: not rate-limited"
+    );
+    // Two objects per check.
+    assert!(
+        sizes * CALLS_PER_CHECK <= 2 * calls,
+        "{sizes} object size checks in {calls} calls: not rate-limited"
     );
 }
 

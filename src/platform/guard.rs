@@ -20,8 +20,8 @@
 //! nor lock: it only reads atomics and makes one `mmap` system call.
 
 use std::ffi::c_void;
-use std::sync::{Once, OnceLock};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
 
 use crate::error::{Error, Result};
 
