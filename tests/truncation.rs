@@ -91,8 +91,17 @@ fn truncate_case<K: Topology>(case: u64, object: usize, half: bool) {
 
     let stop = std::sync::atomic::AtomicBool::new(false);
     let path = format!("/dev/shm{}", salias::__private::shm_object_names(&name)[object]);
+    /// Stops the `salias show` loop however the scope ends, so a failing case fails
+    /// instead of waiting for it forever.
+    struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
     let (runs, refused) = std::thread::scope(|scope| {
         let show = scope.spawn(|| show_until(&name, &stop));
+        let _stop = StopOnDrop(&stop);
         // A random moment: messages are flowing and `salias show` is reading.
         std::thread::sleep(Duration::from_micros(SplitMix(case).next() % 20_000));
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
@@ -111,7 +120,7 @@ fn truncate_case<K: Topology>(case: u64, object: usize, half: bool) {
                 .unwrap_or_else(|| panic!("the {who} did not report the damage: {lines:?}"));
             println!("  {line}");
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        drop(_stop);
         show.join().unwrap()
     });
     // Once cut, `salias show` refuses the channel (a channel cut to 0 reads as one whose
