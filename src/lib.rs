@@ -38,14 +38,26 @@
 //!   (`try_recv`, `poll`, `recv`, `recv_timeout`), and their borrowed views.
 //! - **Configuration**: [`Config`], [`HugePages`].
 //! - **Waiting**: [`WaitStrategy`] with [`BusySpin`], [`SpinThenYield`], [`Adaptive`].
+//! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
 //! - **Errors**: [`Error`], one type whose `Display` says what went wrong and what to do.
 //!
 //! # Shared memory is untrusted
 //!
 //! Everything salias reads from shared memory (geometry, positions, frame lengths) is
 //! validated before use; a crashed, buggy or hostile peer yields [`Error::Corrupt`], never
-//! an out-of-bounds access. A peer that writes into a message you are reading can change
-//! its bytes under you: treat message contents as input, as you would a network packet.
+//! an out-of-bounds access. A peer that truncates a channel's objects while they are
+//! mapped poisons the channel (every later call returns [`Error::Corrupt`]) instead of
+//! killing this process with SIGBUS. `create` reserves all of a channel's memory up front
+//! ([`Error::NoSpace`] if it does not fit), `connect` refuses channels of other users
+//! unless a [`Trust`] names them ([`Error::Untrusted`]), and an owner removes only the
+//! objects it created. A peer that writes into a message you are reading can change its
+//! bytes under you: treat message contents as input, as you would a network packet.
+//!
+//! # fork()
+//!
+//! A child made by `fork()` must not act with its parent's handles: each inherited
+//! channel, publisher and subscriber returns [`Error::Inherited`] and releases nothing
+//! when dropped. The child connects again to get handles of its own.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

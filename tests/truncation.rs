@@ -143,6 +143,13 @@ fn truncate_case<K: Topology>(case: u64, object: usize, half: bool) {
 
 #[test]
 fn a_truncated_channel_is_reported_not_fatal() {
+    if std::env::var("SALIAS_SANITIZER").as_deref() == Ok("thread") {
+        // The fault that truncation causes can land inside one of ThreadSanitizer's own
+        // atomic operations, which holds a runtime lock that the handler's atomics then
+        // wait for. The normal and AddressSanitizer runs cover this test.
+        println!("SKIPPED {TEST}: ThreadSanitizer's runtime is not reentrant for a fault inside its atomics");
+        return;
+    }
     if let Some(role) = role() {
         if arg::<bool>("FANOUT") {
             return run_role::<Fanout>(&role);

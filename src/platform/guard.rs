@@ -194,7 +194,14 @@ fn range_of(addr: usize) -> Option<&'static Range> {
     RANGES.iter().find(|range| {
         // SYNC POINT guard-range (Acquire side).
         let end = range.end.load(Ordering::Acquire);
-        end != 0 && range.start.load(Ordering::Relaxed) <= addr && addr < end
+        if end == 0 || addr >= end {
+            return false;
+        }
+        let start = range.start.load(Ordering::Acquire);
+        // An entry being released and taken for another mapping meanwhile could pair one
+        // mapping's start with another's end: look again, and trust only a stable entry.
+        // (The faulting mapping's own entry is stable: it is in use right now.)
+        start != 0 && start <= addr && range.end.load(Ordering::Acquire) == end
     })
 }
 

@@ -40,7 +40,7 @@ impl Identity {
 }
 
 /// Called in a `fork()` child, which is another process than the one cached.
-/// Async-signal-safe: two stores.
+/// Async-signal-safe: one store.
 pub(crate) fn forget_identity() {
     CACHED_PID.store(0, Ordering::Release);
 }
