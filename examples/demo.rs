@@ -37,6 +37,12 @@ fn words(seq: u64) -> [u64; 6] {
     std::array::from_fn(|i| seq.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(i as u32 * 7))
 }
 
+#[cfg(not(target_os = "linux"))]
+fn pin_to(_core: Option<usize>) -> String {
+    "unpinned (this system offers no core pinning to salias)".into()
+}
+
+#[cfg(target_os = "linux")]
 fn pin_to(core: Option<usize>) -> String {
     let Some(core) = core else {
         return "unpinned".into();

@@ -40,15 +40,23 @@ const MAX_SKIPS_PER_SEARCH: u32 = 4096;
 
 /// Asks for the cache line after the one holding the commit word at `at`, where most of a
 /// frame's payload lies, so that when the commit arrives both lines are already in flight
-/// instead of one after the other.
+/// instead of one after the other. Elsewhere than x86-64 and AArch64 it does nothing.
 #[inline(always)]
 fn prefetch_payload_line(at: *const u8) {
+    let next_line = at.wrapping_add(64 - (at as usize & 63));
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching has no preconditions and never faults, whatever the address.
     unsafe {
-        let next_line = at.wrapping_add(64 - (at as usize & 63));
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(next_line.cast());
     }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: PRFM is a hint: it never faults, whatever the address, reads no memory the
+    // program can observe and changes no register or flag.
+    unsafe {
+        std::arch::asm!("prfm pldl1keep, [{line}]", line = in(reg) next_line, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = next_line;
 }
 
 /// This subscriber's state for one publisher ring.

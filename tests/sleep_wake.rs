@@ -3,7 +3,7 @@
 //! wakes a sleeping subscriber with one futex call per sleep, not one per commit.
 //! Skipped, with a printed reason, where strace is not installed. The Linux platform
 //! layer only: the portable one has neither futex nor barrier.
-#![cfg(not(feature = "portable"))]
+#![cfg(all(target_os = "linux", not(feature = "portable")))]
 
 mod support;
 

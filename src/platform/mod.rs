@@ -415,3 +415,25 @@ pub(crate) fn touch_pages(base: *const u8, len: usize, page: usize) {
         offset += page;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ObjectNames;
+
+    /// macOS refuses shared-memory names longer than 31 bytes (`PSHMNAMLEN`), leading slash
+    /// included; every channel name must map to names within it, and two channel names to
+    /// different ones.
+    #[test]
+    fn object_names_fit_macos_limit() {
+        let longest = "x".repeat(crate::MAX_NAME_LEN);
+        let mut seen = std::collections::HashSet::new();
+        for name in ["a", "quotes", "market-data.v2_eu", longest.as_str()] {
+            let names = ObjectNames::of(name);
+            for object in [&names.control, &names.rings] {
+                assert!(object.len() <= 31, "{object:?} is {} bytes", object.len());
+                assert!(object.starts_with('/') && !object[1..].contains('/'), "{object:?}");
+                assert!(seen.insert(object.clone()), "{object:?} twice");
+            }
+        }
+    }
+}
