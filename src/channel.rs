@@ -17,6 +17,20 @@ use crate::trust::Trust;
 /// The process that [`create`](Channel::create)s it owns it: dropping the owner removes
 /// the name (unless [`Config::keep_on_drop`] is set), while handles already made keep
 /// working. Any process can [`connect`](Channel::connect) by name.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-channel-{}", std::process::id());
+/// // The owner creates it; any process connects by name and claims slots.
+/// let owner = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let peer = salias::FifoMpsc::<Tick>::connect(&name)?;
+/// peer.publisher()?.offer(&Tick { seq: 1 })?;
+/// assert_eq!(owner.subscriber()?.try_recv()?.map(|t| t.seq), Some(1));
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub struct Channel<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     ownership: Option<Ownership>,
@@ -90,6 +104,20 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// Fails with [`Error::AlreadyExists`](crate::Error::AlreadyExists) if a live channel
     /// has the name; a stale one (its owner died) is removed and created anew.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-create-{}", std::process::id());
+    /// let channel = salias::OrderedFanout::<Tick>::create(&Config::new(&name).producers(2).subscribers(4))?;
+    /// assert!(channel.is_owner());
+    /// // A live channel's name is taken.
+    /// let again = salias::OrderedFanout::<Tick>::create(&Config::new(&name));
+    /// assert!(matches!(again, Err(salias::Error::AlreadyExists { .. })));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn create(config: &Config) -> Result<Self> {
         let (shared, ownership) = shared::create(config, Self::kind(false))?;
         Ok(Channel {
@@ -106,11 +134,44 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// they were created with, are accepted: another user's fails with
     /// [`Error::Untrusted`](crate::Error::Untrusted). Use [`connect_with`](Self::connect_with)
     /// to accept others.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-connect-{}", std::process::id());
+    /// let _owner = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let channel = salias::FifoMpsc::<Tick>::connect(&name)?;
+    /// assert!(!channel.is_owner());
+    /// // The type, mode and topology must be the channel's.
+    /// # #[derive(SaliasMessage, Clone, Copy)]
+    /// # #[repr(C)]
+    /// # struct Quote { bid: f64 }
+    /// let wrong = salias::FifoMpsc::<Quote>::connect(&name);
+    /// assert!(matches!(wrong, Err(salias::Error::TypeMismatch { .. })));
+    /// let wrong = salias::FifoFanout::<Tick>::connect(&name);
+    /// assert!(matches!(wrong, Err(salias::Error::KindMismatch { .. })));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn connect(name: &str) -> Result<Self> {
         Self::connect_with(name, &Trust::default())
     }
 
     /// Like [`connect`](Self::connect), accepting channels of the users `trust` names.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-connect-with-{}", std::process::id());
+    /// let _owner = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// // Also accept channels that the service account with uid 1000 creates.
+    /// let channel = salias::FifoMpsc::<Tick>::connect_with(&name, &salias::Trust::uid(1000))?;
+    /// # let _ = channel;
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn connect_with(name: &str, trust: &Trust) -> Result<Self> {
         let shared = shared::connect(name, Self::kind(false), trust)?;
         Ok(Channel {
@@ -122,6 +183,20 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
 
     /// Claims a publisher slot. Fails with [`Error::NoFreeSlot`](crate::Error::NoFreeSlot)
     /// when every slot is held.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-publisher-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).producers(1))?;
+    /// let publisher = channel.publisher()?;
+    /// assert!(matches!(channel.publisher(), Err(salias::Error::NoFreeSlot { .. })));
+    /// drop(publisher); // frees the slot
+    /// assert!(channel.publisher().is_ok());
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn publisher(&self) -> Result<Publisher<T, M, K>> {
         Publisher::new(self.shared.clone())
     }
@@ -133,6 +208,22 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// exactly where the previous one stopped: nothing is lost between subscribers. On a
     /// `Fanout` channel the subscriber **joins at the current end** of every ring: it
     /// receives messages published from now on, not those already in the rings.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-subscriber-{}", std::process::id());
+    /// let channel = salias::FifoFanout::<Tick>::create(&Config::new(&name).subscribers(2))?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.offer(&Tick { seq: 0 })?;
+    /// // A fanout subscriber joins at the end: it sees what is published from now on.
+    /// let mut subscriber = channel.subscriber()?;
+    /// publisher.offer(&Tick { seq: 1 })?;
+    /// assert_eq!(subscriber.try_recv()?.map(|t| t.seq), Some(1));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn subscriber(&self) -> Result<Subscriber<T, M, K>> {
         Subscriber::new(self.shared.clone(), None)
     }
@@ -141,6 +232,19 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// many. Publishers also do this by themselves when a dead fanout subscriber holds them
     /// back, and claiming a slot takes over a dead holder's; call this to clean up eagerly
     /// (e.g. from a health check).
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-reap-{}", std::process::id());
+    /// let channel = salias::FifoFanout::<Tick>::create(&Config::new(&name))?;
+    /// let _subscriber = channel.subscriber()?;
+    /// // Nobody died, so nothing is freed.
+    /// assert_eq!(channel.reap(), salias::Reaped::default());
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn reap(&self) -> Reaped {
         let (publishers, subscribers) = self.shared.reap(K::FANOUT);
         Reaped {
@@ -152,6 +256,19 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// Claims subscriber slot `slot` specifically (Fanout only), joining at the current
     /// end of every ring. Fails with [`Error::SlotInUse`](crate::Error::SlotInUse) if a
     /// live subscriber holds it.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-subscriber-at-{}", std::process::id());
+    /// let channel = salias::FifoFanout::<Tick>::create(&Config::new(&name).subscribers(4))?;
+    /// let subscriber = channel.subscriber_at(3)?;
+    /// assert_eq!(subscriber.slot(), 3);
+    /// assert!(matches!(channel.subscriber_at(3), Err(salias::Error::SlotInUse { .. })));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn subscriber_at(&self, slot: usize) -> Result<Subscriber<T, M, K>>
     where
         K: MultiSubscriber,
@@ -164,6 +281,21 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
     /// Connects to a channel of any message type as raw bytes: each message is the
     /// type's bytes, and raw offers must be exactly the type's size. This is the one way
     /// to bypass the type check, for tools and bridges that do not know the type.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-as-bytes-{}", std::process::id());
+    /// let typed = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// typed.publisher()?.offer(&Tick { seq: 7 })?;
+    /// let raw = salias::RawFifoMpsc::connect_as_bytes(&name)?;
+    /// let mut subscriber = raw.subscriber()?;
+    /// let bytes = subscriber.try_recv()?.expect("one message").to_vec();
+    /// assert_eq!(bytes, 7u64.to_ne_bytes());
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn connect_as_bytes(name: &str) -> Result<Self> {
         Self::connect_as_bytes_with(name, &Trust::default())
     }
@@ -202,6 +334,18 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Channel<T, M, K> {
 }
 
 /// What [`Channel::reap`] freed.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-reaped-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let salias::Reaped { publishers, subscribers } = channel.reap();
+/// assert_eq!((publishers, subscribers), (0, 0));
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reaped {
     /// Publisher slots whose process had died.
@@ -212,12 +356,38 @@ pub struct Reaped {
 
 /// Removes the channel's names whatever state it is in (live, kept or stale). Processes
 /// that have it open keep working; new connects fail with `NotFound`.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-remove-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).keep_on_drop(true))?;
+/// drop(channel); // kept: the name outlives its owner
+/// salias::remove(&name)?;
+/// assert!(matches!(salias::FifoMpsc::<Tick>::connect(&name), Err(salias::Error::NotFound { .. })));
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub fn remove(name: &str) -> Result<()> {
     shared::remove(name)
 }
 
 /// Removes the channel only if it is stale: its owner died without removing it, or died
 /// while creating it. Live and kept channels are left alone. Returns whether it removed it.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-remove-stale-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// // Its owner (this process) is alive: not stale, so it stays.
+/// assert!(!salias::remove_stale(&name)?);
+/// # drop(channel);
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub fn remove_stale(name: &str) -> Result<bool> {
     shared::remove_stale(name)
 }

@@ -16,6 +16,14 @@ pub const MAX_SUBSCRIBERS: u32 = 64;
 pub const MAX_CAPACITY: usize = 1 << 40;
 
 /// Explicit huge pages for the rings. `None` uses normal pages.
+///
+/// ```
+/// let config = salias::Config::new("quotes").capacity(2 << 20).huge_pages(salias::HugePages::Size2MB);
+/// assert_eq!(salias::HugePages::Size2MB.size(), Some(2 << 20));
+/// // `create` fails, rather than falling back, where no hugetlbfs mount has free pages.
+/// # let _ = config;
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HugePages {
     /// Normal pages (the default).
@@ -82,6 +90,20 @@ impl Config {
     /// 1 publisher slot, 1 subscriber slot, raw messages up to 4 KiB, normal pages, no
     /// NUMA binding, the whole ring as publication window, owner-only permissions
     /// (`0o600`), and names removed when the owner drops the channel.
+    ///
+    /// ```
+    /// use salias::{Config, HugePages};
+    /// let config = Config::new("market-data")
+    ///     .capacity(4 << 20)          // 4 MiB of ring per publisher
+    ///     .producers(2)               // two publisher slots
+    ///     .subscribers(8)             // eight subscriber slots (Fanout)
+    ///     .max_message_size(1024)     // raw channels: largest message
+    ///     .publication_window(1 << 20) // how far a publisher may run ahead of the slowest reader
+    ///     .huge_pages(HugePages::None)
+    ///     .permissions(0o660)         // owner and group may connect
+    ///     .keep_on_drop(false);       // the owner's drop removes the name
+    /// assert_eq!(config.name(), "market-data");
+    /// ```
     pub fn new(name: impl Into<String>) -> Self {
         Config {
             name: name.into(),
@@ -105,6 +127,13 @@ impl Config {
 
     /// Bytes of ring per publisher slot: a power of two and a multiple of the page size
     /// (of the huge page size when huge pages are on).
+    ///
+    /// ```
+    /// # let name = format!("doc-capacity-{}", std::process::id());
+    /// // Not a power of two: `create` says so, and what to do.
+    /// let err = salias::RawFifoMpsc::create(&salias::Config::new(&name).capacity(3000)).unwrap_err();
+    /// assert!(matches!(err, salias::Error::InvalidConfig { field: "capacity", .. }));
+    /// ```
     pub fn capacity(mut self, bytes: usize) -> Self {
         self.capacity = bytes;
         self
@@ -157,6 +186,13 @@ impl Config {
     }
 
     /// Permission bits of the shared-memory objects (default `0o600`, owner only).
+    ///
+    /// ```
+    /// # let name = format!("doc-permissions-{}", std::process::id());
+    /// let _channel = salias::RawFifoMpsc::create(&salias::Config::new(&name).permissions(0o640))?;
+    /// assert_eq!(salias::channel_status(&name)?.mode, 0o640);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn permissions(mut self, mode: u32) -> Self {
         self.permissions = mode;
         self
@@ -312,6 +348,12 @@ impl Config {
 /// Checks a channel name: 1 to [`MAX_NAME_LEN`] bytes of `A-Z a-z 0-9 . _ -`, not starting
 /// with `.` or `-`. Such names are portable to every platform's shared-memory namespace and
 /// cannot escape it.
+///
+/// ```
+/// assert!(salias::validate_name("market-data.eu_1").is_ok());
+/// let err = salias::validate_name("bad/name").unwrap_err();
+/// assert!(err.to_string().contains("'/'"));
+/// ```
 pub fn validate_name(name: &str) -> Result<()> {
     let fail = |problem| {
         Err(Error::InvalidName {

@@ -6,6 +6,21 @@
 use std::fmt;
 
 /// Which kind of handle a slot belongs to.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-role-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let _only = channel.subscriber()?;
+/// match channel.subscriber() {
+///     Err(salias::Error::NoFreeSlot { role, slots, .. }) => assert_eq!((role, slots), (salias::Role::Subscriber, 1)),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     /// A publisher (producer slot).
@@ -24,6 +39,14 @@ impl fmt::Display for Role {
 }
 
 /// Why a channel name was refused.
+///
+/// ```
+/// use salias::{Error, NameProblem};
+/// let err = salias::validate_name("").unwrap_err();
+/// assert!(matches!(err, Error::InvalidName { problem: NameProblem::Empty, .. }));
+/// let err = salias::validate_name("-quotes").unwrap_err();
+/// assert!(matches!(err, Error::InvalidName { problem: NameProblem::BadStart, .. }));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NameProblem {
     /// The name has no characters.
@@ -45,6 +68,26 @@ pub enum NameProblem {
 }
 
 /// Why [`Error::Untrusted`] refused a channel.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-trust-problem-{}", std::process::id());
+/// use std::os::unix::fs::PermissionsExt;
+/// let _owner = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// # let objects = salias::__private::shm_object_names(&name);
+/// # #[cfg(target_os = "linux")] {
+/// // Someone widened the channel's files after they were created:
+/// std::fs::set_permissions(format!("/dev/shm{}", objects[0]), std::fs::Permissions::from_mode(0o666)).unwrap();
+/// match salias::FifoMpsc::<Tick>::connect(&name) {
+///     Err(salias::Error::Untrusted { problem: salias::TrustProblem::WiderMode { recorded: 0o600 }, .. }) => {}
+///     other => panic!("{other:?}"),
+/// }
+/// # }
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TrustProblem {
@@ -66,6 +109,33 @@ pub enum TrustProblem {
 }
 
 /// Every way a salias call can fail.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-error-{}", std::process::id());
+/// use std::time::Duration;
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
+/// let mut publisher = channel.publisher()?;
+/// loop {
+///     match publisher.offer(&Tick { seq: 0 }) {
+///         Ok(()) => {}
+///         // Expected in normal operation: the subscriber is behind.
+///         Err(salias::Error::Backpressured) => break,
+///         // Anything else says what went wrong and what to do.
+///         Err(other) => panic!("{other}"),
+///     }
+/// }
+/// let err = salias::FifoMpsc::<Tick>::connect("no-such-channel").unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "no channel named \"no-such-channel\" exists; create it first with `create`, or check the name"
+/// );
+/// # let _ = Duration::ZERO;
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {

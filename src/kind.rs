@@ -7,6 +7,21 @@ mod sealed {
 }
 
 /// How messages from several publishers are ordered. Implemented by [`Fifo`] and [`Ordered`].
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-mode-{}", std::process::id());
+/// use salias::{Channel, Fanout, Fifo, Mode, Ordered};
+/// assert!(Ordered::ORDERED && !Fifo::ORDERED);
+/// // The kind is part of the type: `Channel<T, Ordered, Fanout>` is an `OrderedFanout<T>`.
+/// fn describe<M: Mode>(_: &Channel<Tick, M, Fanout>) -> &'static str { M::NAME }
+/// let channel = salias::OrderedFanout::<Tick>::create(&Config::new(&name))?;
+/// assert_eq!(describe(&channel), "Ordered");
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a salias ordering mode",
     label = "expected `salias::Fifo` or `salias::Ordered` here",
@@ -24,6 +39,12 @@ pub trait Mode: sealed::Sealed + Send + Sync + 'static {
 }
 
 /// How many subscribers see each message. Implemented by [`Mpsc`] and [`Fanout`].
+///
+/// ```
+/// use salias::{Fanout, Mpsc, Topology};
+/// assert!(Fanout::FANOUT && !Mpsc::FANOUT);
+/// assert_eq!((Mpsc::NAME, Fanout::NAME), ("Mpsc", "Fanout"));
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a salias topology",
     label = "expected `salias::Mpsc` or `salias::Fanout` here",
@@ -39,6 +60,20 @@ pub trait Topology: sealed::Sealed + Send + Sync + 'static {
 }
 
 /// Modes whose messages carry one global sequence number: only [`Ordered`].
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-global-order-{}", std::process::id());
+/// fn last_number<K: salias::Topology>(subscriber: &salias::Subscriber<Tick, salias::Ordered, K>) -> u64 {
+///     subscriber.next_sequence() // only Ordered subscribers have one
+/// }
+/// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name))?;
+/// assert_eq!(last_number(&channel.subscriber()?), 0);
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "messages of a `{Self}` channel have no global sequence number",
     label = "only `Ordered` channels number their messages",
@@ -47,6 +82,18 @@ pub trait Topology: sealed::Sealed + Send + Sync + 'static {
 pub trait GlobalOrder: Mode {}
 
 /// Topologies with several subscriber slots: only [`Fanout`].
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-multi-subscriber-{}", std::process::id());
+/// let channel = salias::OrderedFanout::<Tick>::create(&Config::new(&name).subscribers(2))?;
+/// let second = channel.subscriber_at(1)?; // `subscriber_at` exists for Fanout channels only
+/// # let _ = second;
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "an `{Self}` channel has exactly one subscriber slot",
     label = "subscriber slots can only be chosen on `Fanout` channels",
@@ -59,16 +106,64 @@ impl MultiSubscriber for Fanout {}
 
 /// Each publisher's messages arrive in the order it sent them; there is no order across
 /// publishers. The publisher's hot path does no read-modify-write on shared memory.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-fifo-{}", std::process::id());
+/// let channel = salias::Channel::<Tick, salias::Fifo, salias::Mpsc>::create(&Config::new(&name))?;
+/// # let _ = channel;
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub enum Fifo {}
 
 /// One global order across all publishers, the same for every subscriber, established by
 /// one shared sequence counter.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-ordered-{}", std::process::id());
+/// let channel = salias::Channel::<Tick, salias::Ordered, salias::Mpsc>::create(&Config::new(&name))?;
+/// channel.publisher()?.offer(&Tick { seq: 0 })?;
+/// assert_eq!(channel.subscriber()?.try_recv()?.map(|m| m.sequence()), Some(0));
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub enum Ordered {}
 
 /// Many publishers, one subscriber.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-mpsc-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).producers(4))?;
+/// assert_eq!((channel.producers(), channel.subscribers()), (4, 1));
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub enum Mpsc {}
 
 /// Many publishers, several subscribers; each subscriber sees every message.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-fanout-{}", std::process::id());
+/// let channel = salias::FifoFanout::<Tick>::create(&Config::new(&name).subscribers(3))?;
+/// let (mut a, mut b) = (channel.subscriber()?, channel.subscriber()?);
+/// channel.publisher()?.offer(&Tick { seq: 9 })?;
+/// assert_eq!(a.try_recv()?.map(|t| t.seq), Some(9));
+/// assert_eq!(b.try_recv()?.map(|t| t.seq), Some(9)); // both see it
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub enum Fanout {}
 
 impl sealed::Sealed for Fifo {}

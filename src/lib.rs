@@ -41,23 +41,54 @@
 //! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
 //! - **Errors**: [`Error`], one type whose `Display` says what went wrong and what to do.
 //!
-//! # Shared memory is untrusted
+//! # Choosing a kind
 //!
-//! Everything salias reads from shared memory (geometry, positions, frame lengths) is
-//! validated before use; a crashed, buggy or hostile peer yields [`Error::Corrupt`], never
-//! an out-of-bounds access. A peer that truncates a channel's objects while they are
-//! mapped poisons the channel (every later call returns [`Error::Corrupt`]) instead of
-//! killing this process with SIGBUS. `create` reserves all of a channel's memory up front
-//! ([`Error::NoSpace`] if it does not fit), `connect` refuses channels of other users
-//! unless a [`Trust`] names them ([`Error::Untrusted`]), and an owner removes only the
-//! objects it created. A peer that writes into a message you are reading can change its
-//! bytes under you: treat message contents as input, as you would a network packet.
+//! | kind | order | subscribers | publisher's hot path | pick it for |
+//! |---|---|---|---|---|
+//! | [`FifoMpsc`] | per publisher | one | a copy and one Release store | a work queue, a request channel into one server |
+//! | [`FifoFanout`] | per publisher | each sees every message | the same; held back by the slowest live subscriber | market data, telemetry fanned out to several readers |
+//! | [`OrderedMpsc`] | one global order | one | plus one `fetch_add` per message or batch | an order entry gateway feeding one matching engine |
+//! | [`OrderedFanout`] | one global order | each sees every message in that order | the same, held back by the slowest | an event log that every replica applies in the same order |
 //!
-//! # fork()
+//! Each comes typed (`FifoMpsc<Quote>`: fixed-size `#[derive(SaliasMessage)]` structs,
+//! read in place) or raw ([`RawFifoMpsc`] and friends: byte messages of any length up to
+//! [`Config::max_message_size`]).
 //!
-//! A child made by `fork()` must not act with its parent's handles: each inherited
-//! channel, publisher and subscriber returns [`Error::Inherited`] and releases nothing
-//! when dropped. The child connects again to get handles of its own.
+//! # Crash and hostile-peer guarantees
+//!
+//! Each line is proved by a test in the repository's `tests/` folder, which CI runs.
+//!
+//! - **A process dies** (`tests/crash.rs`): a publisher killed mid-write leaves no half
+//!   message (its frame has no commit word) and its slot is taken over where it stopped; an
+//!   ordered publisher killed holding a sequence number makes subscribers report the gap
+//!   ([`Subscriber::gaps`], [`Received::gap_before`]) instead of waiting; a dead fanout
+//!   subscriber is reaped so it holds no one back; a dead owner's channel is reported as
+//!   [`Error::Stale`] and recovered by the next `create`.
+//! - **A peer writes garbage** (`tests/hostile.rs`, `tests/fuzz_corpus.rs`): everything
+//!   read from shared memory (geometry, positions, frame lengths, sequence numbers) is
+//!   validated before use: [`Error::Corrupt`] or a skipped frame, never an out-of-bounds
+//!   access or a hang.
+//! - **A peer truncates the objects** (`tests/truncation.rs`): a SIGBUS handler installed
+//!   once per process maps a zero page over the lost page and poisons the channel; every
+//!   later call on it returns [`Error::Corrupt`] instead of the process dying.
+//! - **/dev/shm is too small** (`tests/full_shm.rs`): `create` reserves every page up front
+//!   and fails with [`Error::NoSpace`] (bytes needed and free, and the fix), leaving nothing
+//!   behind.
+//! - **Another user made the channel** (`tests/other_users.rs`): `connect` refuses it with
+//!   [`Error::Untrusted`] unless a [`Trust`] names that user; symlinks at an object's name
+//!   are never followed; objects whose mode was widened after creation are refused.
+//! - **A name changes hands** (`tests/name_reuse.rs`): an owner's drop and
+//!   [`remove_stale`] unlink only the objects they created, never a newer channel's.
+//! - **The process forks** (`tests/fork.rs`): in the child every inherited handle returns
+//!   [`Error::Inherited`] and releases nothing; the child connects again for its own.
+//! - **The hot paths** (`tests/no_alloc.rs`, `tests/no_syscall.rs`): no publish or receive
+//!   path allocates or makes a system call; the two waiting paths that check liveness and
+//!   truncation do so at most once a millisecond.
+//!
+//! A peer that writes into a message you are reading can change its bytes under you:
+//! treat message contents as input, as you would a network packet. A process allowed to
+//! write a channel's objects can always stop that channel from working; it cannot crash or
+//! fool the others.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

@@ -13,6 +13,22 @@
 /// bytes, and it has no interior mutability. `FINGERPRINT` must describe the type's real
 /// size and alignment. The derive checks all of this; implement by hand only with the same
 /// guarantees.
+///
+/// ```
+/// use salias::{Message, SaliasMessage};
+/// #[derive(SaliasMessage, Clone, Copy)]
+/// #[repr(C)]
+/// #[salias(version = 2)]
+/// struct Order {
+///     id: u64,
+///     price: f64,
+///     quantity: u32,
+///     side: u8,
+///     _pad: [u8; 3], // explicit: derived messages may have no padding
+/// }
+/// assert_eq!(Order::FINGERPRINT.size, 24);
+/// assert_eq!(Order::FINGERPRINT.schema_version, 2);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a salias message type",
     label = "this type cannot be sent through a salias channel",
@@ -24,9 +40,25 @@ pub unsafe trait Message: Sized + Send + Sync + 'static {
 }
 
 /// Marker for a raw byte channel: variable-length frames up to the configured maximum.
+///
+/// ```
+/// # let name = format!("doc-bytes-{}", std::process::id());
+/// let channel = salias::Channel::<salias::Bytes>::create(&salias::Config::new(&name))?;
+/// channel.publisher()?.offer(b"any length, up to max_message_size")?;
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub enum Bytes {}
 
 /// What identifies a message type across independently compiled processes.
+///
+/// ```
+/// use salias::{Message, SaliasMessage};
+/// #[derive(SaliasMessage, Clone, Copy)]
+/// #[repr(C)]
+/// struct Tick { seq: u64 }
+/// let fingerprint = Tick::FINGERPRINT;
+/// assert_eq!((fingerprint.name, fingerprint.size, fingerprint.align), ("Tick", 8, 8));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fingerprint {
     /// The type's name, without its crate path unless overridden with `#[salias(name = "...")]`.
@@ -126,6 +158,16 @@ impl Fingerprint {
 /// What a channel can carry: every [`Message`] type, and [`Bytes`].
 ///
 /// Sealed: implemented by salias only.
+///
+/// ```
+/// use salias::{Payload, SaliasMessage};
+/// #[derive(SaliasMessage, Clone, Copy)]
+/// #[repr(C)]
+/// struct Tick { seq: u64 }
+/// fn one_message_size<T: Payload>() -> Option<usize> { T::FIXED_LEN }
+/// assert_eq!(one_message_size::<Tick>(), Some(8));
+/// assert_eq!(one_message_size::<salias::Bytes>(), None);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be carried by a salias channel",
     label = "not a salias message type",

@@ -27,6 +27,19 @@ use crate::wait::{self, Adaptive, WaitStrategy, Waiter};
 ///
 /// `Send` but not `Sync`: every method takes `&mut self`, so the compiler guarantees one
 /// writer per ring. Dropping it frees the slot for another publisher.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-publisher-type-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// publisher.offer(&Tick { seq: 1 })?;
+/// assert_eq!(publisher.published(), 1);
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
@@ -353,6 +366,27 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Copies `message` into the ring and publishes it. Returns
     /// [`Error::Backpressured`] (and writes nothing) when the ring has no room.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-offer-{}", std::process::id());
+    /// // One page of ring: it fills up while nobody reads.
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let mut seq = 0;
+    /// loop {
+    ///     match publisher.offer(&Tick { seq }) {
+    ///         Ok(()) => seq += 1,
+    ///         Err(salias::Error::Backpressured) => break, // full: retry later, or `send`
+    ///         Err(other) => return Err(other),
+    ///     }
+    /// }
+    /// assert!(seq > 0 && publisher.backpressured() == 1);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     #[inline]
     pub fn offer(&mut self, message: &T) -> Result<()> {
         self.publish(
@@ -371,6 +405,21 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// progress update and (Ordered) one `fetch_add` for the whole batch. Returns how many
     /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
     /// none fit.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-offer-batch-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let batch: Vec<Tick> = (0..16).map(|seq| Tick { seq }).collect();
+    /// assert_eq!(publisher.offer_batch(&batch)?, 16);
+    /// let mut subscriber = channel.subscriber()?;
+    /// assert_eq!(subscriber.poll(100, |_, _| {})?, 16);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize> {
         if messages.is_empty() {
             return Ok(0);
@@ -396,6 +445,21 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// with [`Claim::commit`]. Dropping the claim instead abandons it: nothing is
     /// published and the room is reused. The slot holds the ring's previous bytes, so
     /// write every field.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-claim-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let mut claim = publisher.claim()?;
+    /// claim.seq = 42; // written in place, in the ring
+    /// claim.commit();
+    /// assert_eq!(channel.subscriber()?.try_recv()?.map(|t| t.seq), Some(42));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn claim(&mut self) -> Result<Claim<'_, T, M, K>> {
         let len = size_of::<T>();
         let pos = self.reserve(Frame::<T, M>::len(len) as u64)?;
@@ -407,11 +471,40 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 
     /// Like [`offer`](Self::offer), but waits for room using the wait strategy.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-send-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.set_wait_strategy(salias::SpinThenYield::default());
+    /// publisher.send(&Tick { seq: 1 })?;
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn send(&mut self, message: &T) -> Result<()> {
         self.block(None, |p| p.offer(message))
     }
 
     /// Like [`send`](Self::send), giving up with [`Error::TimedOut`] after `timeout`.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-send-timeout-{}", std::process::id());
+    /// use std::time::Duration;
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
+    /// let mut publisher = channel.publisher()?;
+    /// while publisher.offer(&Tick { seq: 0 }).is_ok() {}
+    /// // Nobody reads, so no room comes.
+    /// let full = publisher.send_timeout(&Tick { seq: 0 }, Duration::from_millis(1));
+    /// assert_eq!(full, Err(salias::Error::TimedOut));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn send_timeout(&mut self, message: &T, timeout: Duration) -> Result<()> {
         self.block(Some(timeout), |p| p.offer(message))
     }
@@ -474,6 +567,16 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
 
     /// Copies `bytes` into the ring as one message. Returns [`Error::MessageTooLarge`]
     /// for more than the channel's maximum, [`Error::Backpressured`] when there is no room.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-offer-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name).max_message_size(64))?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.offer(b"hello")?;
+    /// let too_big = publisher.offer(&[0u8; 65]);
+    /// assert!(matches!(too_big, Err(salias::Error::MessageTooLarge { len: 65, max: 64 })));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     #[inline]
     pub fn offer(&mut self, bytes: &[u8]) -> Result<()> {
         self.check_len(bytes.len())?;
@@ -529,6 +632,20 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// Reserves `len` bytes to be written in place; publish them with
     /// [`ClaimBytes::commit`] (or fewer with [`ClaimBytes::commit_len`]). Dropping the
     /// claim abandons it.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-claim-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// // Reserve the most the message may need, write, then commit what was written.
+    /// let mut claim = publisher.claim(256)?;
+    /// let text = b"order 7 buy 100";
+    /// claim[..text.len()].copy_from_slice(text);
+    /// claim.commit_len(text.len())?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// assert_eq!(&*subscriber.try_recv()?.expect("one message"), text);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn claim(&mut self, len: usize) -> Result<ClaimBytes<'_, M, K>> {
         if len > self.max_len {
             return Err(Error::MessageTooLarge { len, max: self.max_len });
@@ -624,6 +741,20 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Publisher<T, M, K> {
 
 /// Room for one typed message, reserved in the ring. Write it through `DerefMut`, then
 /// [`commit`](Claim::commit); dropping it abandons the message.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-claim-type-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let claim = publisher.claim()?;
+/// drop(claim); // abandoned: nothing is published
+/// assert!(channel.subscriber()?.try_recv()?.is_none());
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[must_use = "a claim publishes nothing until it is committed"]
 pub struct Claim<'a, T: Message, M: Mode, K: Topology> {
     publisher: &'a mut Publisher<T, M, K>,
@@ -659,6 +790,16 @@ impl<T: Message, M: Mode, K: Topology> DerefMut for Claim<'_, T, M, K> {
 
 /// Room for `len` raw bytes, reserved in the ring. Write them through `DerefMut`, then
 /// commit; dropping it abandons the message.
+///
+/// ```
+/// # let name = format!("doc-claim-bytes-{}", std::process::id());
+/// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let mut claim = publisher.claim(4)?;
+/// claim.copy_from_slice(b"ping");
+/// claim.commit();
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[must_use = "a claim publishes nothing until it is committed"]
 pub struct ClaimBytes<'a, M: Mode, K: Topology> {
     publisher: &'a mut Publisher<Bytes, M, K>,

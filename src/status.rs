@@ -16,6 +16,20 @@ use crate::platform;
 use crate::trust::Trust;
 
 /// Who holds a slot (or owns the channel).
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-slot-holder-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let status = salias::channel_status(&name)?;
+/// assert_eq!(status.owner, salias::SlotHolder::Alive { pid: std::process::id() });
+/// assert_eq!(status.owner.to_string(), format!("pid {}", std::process::id()));
+/// # drop(channel);
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlotHolder {
     /// Nobody.
@@ -58,6 +72,20 @@ impl std::fmt::Display for SlotHolder {
 }
 
 /// One publisher slot and its ring.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-publisher-status-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// publisher.offer(&Tick { seq: 0 })?;
+/// let slot = &salias::channel_status(&name)?.publishers[0];
+/// assert_eq!((slot.published, slot.backpressured, slot.pending), (1, 0, None));
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PublisherStatus {
@@ -75,6 +103,20 @@ pub struct PublisherStatus {
 }
 
 /// One subscriber slot.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-subscriber-status-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let _subscriber = channel.subscriber()?;
+/// channel.publisher()?.offer(&Tick { seq: 0 })?;
+/// let slot = &salias::channel_status(&name)?.subscribers[0];
+/// assert!(slot.backlog_bytes > 0); // published, not yet released
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubscriberStatus {
@@ -89,6 +131,20 @@ pub struct SubscriberStatus {
 }
 
 /// What a channel's control block says right now.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-channel-status-{}", std::process::id());
+/// let _channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).capacity(64 << 10))?;
+/// let status = salias::channel_status(&name)?;
+/// assert_eq!((status.kind.as_str(), status.capacity), ("OrderedMpsc", 64 << 10));
+/// assert_eq!(status.message_type, Some(("Tick".to_string(), 8)));
+/// assert_eq!(status.sequence, Some(0));
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ChannelStatus {
@@ -146,11 +202,43 @@ impl ChannelStatus {
 /// Fails like `connect` does for a name that is not there, an object that is not a salias
 /// channel, one still being created, one another user owns, or one whose control block is
 /// inconsistent; a stale channel (its owner died) is reported, with `owner` `Dead`.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-status-{}", std::process::id());
+/// let channel = salias::FifoFanout::<Tick>::create(&Config::new(&name).subscribers(2))?;
+/// let mut publisher = channel.publisher()?;
+/// let _subscriber = channel.subscriber()?;
+/// publisher.offer(&Tick { seq: 1 })?;
+/// let status = salias::channel_status(&name)?;
+/// assert_eq!(status.kind, "FifoFanout");
+/// assert_eq!(status.publishers[0].published, 1);
+/// assert!(matches!(status.subscribers[0].holder, salias::SlotHolder::Alive { .. }));
+/// assert_eq!(status.subscribers[1].holder, salias::SlotHolder::Free);
+/// assert_eq!(status.mode, 0o600); // owner-only, the default
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub fn channel_status(name: &str) -> Result<ChannelStatus> {
     channel_status_with(name, &Trust::default())
 }
 
 /// Like [`channel_status`], accepting channels of the users `trust` names.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-status-with-{}", std::process::id());
+/// let _channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// // A monitoring tool that reads every user's channels.
+/// let status = salias::channel_status_with(&name, &salias::Trust::any_user())?;
+/// assert!(!status.is_stale());
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
     let view = match crate::shared::open_control_view(name, trust) {
         // Its owner died while creating it: nothing but the owner is known.
@@ -248,6 +336,17 @@ const SHM_DIR: &str = "/dev/shm";
 /// Reads the shared-memory directory (`/dev/shm`). Left out: objects that are not salias
 /// channels, that the caller cannot open, and channels whose creator has not yet written
 /// their name. Fails where the platform has no such directory.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-list-{}", std::process::id());
+/// let _channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// assert!(salias::list_channels()?.contains(&name));
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub fn list_channels() -> Result<Vec<String>> {
     let entries = std::fs::read_dir(SHM_DIR).map_err(|e| Error::Platform {
         call: "read_dir",

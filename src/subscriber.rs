@@ -82,6 +82,19 @@ struct Next {
 /// Sequence numbers an ordered subscriber found missing: each was taken by a publisher
 /// that died before committing it. Never a silent hole: the first message after a gap
 /// also reports it (`gap_before`).
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-gaps-{}", std::process::id());
+/// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name))?;
+/// let subscriber = channel.subscriber()?;
+/// // No publisher has died holding a number: nothing is missing.
+/// assert_eq!(subscriber.gaps(), &salias::Gaps::default());
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Gaps {
     /// How many separate gaps were found.
@@ -97,6 +110,21 @@ pub struct Gaps {
 /// `Send` but not `Sync`. Dropping it releases everything it read and frees its slot. On
 /// an `Mpsc` channel the next subscriber continues exactly where this one stopped; on a
 /// `Fanout` channel the slot stops holding publishers back.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-subscriber-type-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let mut subscriber = channel.subscriber()?;
+/// publisher.offer(&Tick { seq: 1 })?;
+/// let tick = subscriber.recv()?; // a view into the ring, released when dropped
+/// assert_eq!((tick.seq, tick.publisher_slot()), (1, 0));
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
@@ -577,6 +605,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The next message, if one is committed, as a view into the ring; `Ok(None)` when
     /// there is none. The message is released when the view is dropped.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-try-recv-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// assert!(subscriber.try_recv()?.is_none()); // nothing yet; never waits
+    /// channel.publisher()?.offer(&Tick { seq: 3 })?;
+    /// if let Some(tick) = subscriber.try_recv()? {
+    ///     assert_eq!(tick.seq, 3);
+    /// }
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     #[inline]
     pub fn try_recv(&mut self) -> Result<Option<Received<'_, T, M, K>>> {
         Ok(self.next()?.map(|next| Received::new(self, next)))
@@ -589,6 +633,20 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     /// Like [`recv`](Self::recv), giving up with [`Error::TimedOut`] after `timeout`.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-recv-timeout-{}", std::process::id());
+    /// use std::time::Duration;
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let nothing = subscriber.recv_timeout(Duration::from_millis(1)).map(|t| t.seq);
+    /// assert_eq!(nothing, Err(salias::Error::TimedOut));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Received<'_, T, M, K>> {
         let next = self.wait_next(Some(timeout))?;
         Ok(Received::new(self, next))
@@ -598,6 +656,24 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Hands up to `max` committed messages to `handle`, with where each came from, and
     /// releases them; returns how many. Never waits.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-poll-{}", std::process::id());
+    /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).producers(2))?;
+    /// let (mut a, mut b) = (channel.publisher()?, channel.publisher()?);
+    /// a.offer(&Tick { seq: 10 })?;
+    /// b.offer(&Tick { seq: 20 })?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut seen = Vec::new();
+    /// let handled = subscriber.poll(16, |info, tick| seen.push((info.sequence(), tick.seq)))?;
+    /// // One global order across publishers: the sequence numbers say which came first.
+    /// assert_eq!((handled, seen), (2, vec![(0, 10), (1, 20)]));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
         self.check_usable()?;
@@ -619,6 +695,17 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
 impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// Hands up to `max` committed messages to `handle`, with where each came from, and
     /// releases them; returns how many. Never waits.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-poll-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+    /// channel.publisher()?.offer_batch(&[&b"one"[..], b"two"])?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut total = 0;
+    /// subscriber.poll(16, |_, bytes| total += bytes.len())?;
+    /// assert_eq!(total, 6);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
         self.check_usable()?;
@@ -682,6 +769,20 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Subscriber<T, M, K> {
 }
 
 /// Where a message came from: the publisher slot, and in Ordered mode its global sequence.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-info-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).producers(2))?;
+/// let _first = channel.publisher()?;
+/// channel.publisher()?.offer(&Tick { seq: 1 })?;
+/// let mut subscriber = channel.subscriber()?;
+/// subscriber.poll(1, |info, _| assert_eq!(info.publisher_slot(), 1))?;
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub struct MessageInfo<M: Mode> {
     slot: usize,
     seq: u64,
@@ -739,6 +840,22 @@ impl<M: Mode> MessageInfo<M> {
 
 /// A typed message borrowed from the ring. Dropping it (or [`release`](Received::release))
 /// releases it.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-received-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// channel.publisher()?.offer(&Tick { seq: 5 })?;
+/// let mut subscriber = channel.subscriber()?;
+/// let tick = subscriber.try_recv()?.expect("one message");
+/// let copy: Tick = *tick; // copy it out to keep it past the next receive
+/// tick.release();
+/// assert_eq!(copy.seq, 5);
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub struct Received<'a, T: Payload, M: Mode, K: Topology> {
     subscriber: &'a mut Subscriber<T, M, K>,
     next: Next,

@@ -12,6 +12,31 @@ use crate::{platform, protocol};
 
 /// Decides what to do while a blocking call has nothing to do. Implement it to plug in
 /// your own policy; [`Adaptive`] is the default.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-strategy-{}", std::process::id());
+/// use std::time::Duration;
+/// /// Spins briefly, then sleeps in short naps (a commit still wakes it early).
+/// struct Patient;
+/// impl salias::WaitStrategy for Patient {
+///     fn wait(&mut self, idle: u32, park: &mut salias::Park<'_>) {
+///         if idle < 100 {
+///             std::hint::spin_loop();
+///         } else {
+///             park.park(Duration::from_micros(20));
+///         }
+///     }
+/// }
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut subscriber = channel.subscriber()?;
+/// subscriber.set_wait_strategy(Patient);
+/// assert!(subscriber.recv_timeout(Duration::from_millis(1)).is_err());
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub trait WaitStrategy: Send + Sync {
     /// Called after the condition was found unmet; `idle` counts such calls since the
     /// condition last held (0 on the first).
@@ -19,6 +44,18 @@ pub trait WaitStrategy: Send + Sync {
 }
 
 /// Burns the core: lowest latency, 100 % CPU while idle.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-busy-spin-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut subscriber = channel.subscriber()?;
+/// subscriber.set_wait_strategy(salias::BusySpin); // for a core reserved for this thread
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BusySpin;
 
@@ -30,6 +67,18 @@ impl WaitStrategy for BusySpin {
 }
 
 /// Spins `spins` times, then yields the core to other threads on every call.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-spin-yield-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// publisher.set_wait_strategy(salias::SpinThenYield { spins: 100 });
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SpinThenYield {
     /// Spin iterations before yielding.
@@ -59,6 +108,19 @@ impl WaitStrategy for SpinThenYield {
 /// process-wide barrier a long sleep needs (see [`Park::park`]); a subscriber that
 /// idles between messages a few microseconds apart sleeps and wakes without it. Only
 /// after those does it sleep up to 100 ms at a time.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-adaptive-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut subscriber = channel.subscriber()?;
+/// // Sleep sooner than the default: fewer spins, no yields.
+/// subscriber.set_wait_strategy(salias::Adaptive { spins: 200, yields: 0, ..Default::default() });
+/// # Ok::<(), salias::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Adaptive {
     /// Spin iterations before yielding.
@@ -95,6 +157,23 @@ impl WaitStrategy for Adaptive {
 }
 
 /// What a strategy can sleep on.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-park-{}", std::process::id());
+/// struct Sleepy;
+/// impl salias::WaitStrategy for Sleepy {
+///     fn wait(&mut self, _idle: u32, park: &mut salias::Park<'_>) {
+///         park.park(salias::SHORT_PARK); // woken early by a commit; never past the deadline
+///     }
+/// }
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// channel.subscriber()?.set_wait_strategy(Sleepy);
+/// # Ok::<(), salias::Error>(())
+/// ```
 pub struct Park<'a> {
     wake: Option<&'a WakeWord>,
     ready: &'a mut dyn FnMut() -> bool,

@@ -38,7 +38,16 @@ pub fn arg<T: std::str::FromStr>(key: &str) -> T {
 /// Starts this test binary again running only `test` as `role`, with `args` in its
 /// environment. Its stdout is piped so the parent can read what it reports.
 pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> KillOnDrop {
-    let mut command = Command::new(std::env::current_exe().expect("test binary path"));
+    let command = Command::new(std::env::current_exe().expect("test binary path"));
+    KillOnDrop(
+        as_role(command, test, role, args)
+            .spawn()
+            .expect("spawn child test process"),
+    )
+}
+
+/// `command`, which runs this test binary, made to run only `test` as `role` with `args`.
+fn as_role(mut command: Command, test: &str, role: &str, args: &[(&str, String)]) -> Command {
     command
         .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
         .env(ROLE_VAR, role)
@@ -47,7 +56,7 @@ pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> KillOnDrop {
     for (key, value) in args {
         command.env(format!("SALIAS_TEST_{key}"), value);
     }
-    KillOnDrop(command.spawn().expect("spawn child test process"))
+    command
 }
 
 /// Waits for every child; a watchdog kills them all and fails the test if they are not
@@ -402,33 +411,23 @@ pub fn spawn_with_private_shm(test: &str, role: &str, size_mib: u32, args: &[(&s
         .arg(format!(
             "mount -t tmpfs -o size={size_mib}m,mode=1777 salias-test /dev/shm && exec \"$0\" \"$@\""
         ))
-        .arg(std::env::current_exe().expect("test binary path"))
-        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
-        .env(ROLE_VAR, role)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    for (key, value) in args {
-        command.env(format!("SALIAS_TEST_{key}"), value);
-    }
-    KillOnDrop(command.spawn().expect("spawn unshare"))
+        .arg(std::env::current_exe().expect("test binary path"));
+    KillOnDrop(as_role(command, test, role, args).spawn().expect("spawn unshare"))
 }
 
-/// Like `spawn`, but the child runs as user and group `uid` (root only).
+/// Like `spawn`, but the child runs as user and group `uid` (root only), with its stdin
+/// piped so the parent can tell it when to finish.
 pub fn spawn_as_user(test: &str, role: &str, uid: u32, args: &[(&str, String)]) -> KillOnDrop {
     use std::os::unix::process::CommandExt;
     let mut command = Command::new(std::env::current_exe().expect("test binary path"));
-    command
-        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
-        .env(ROLE_VAR, role)
-        .uid(uid)
-        .gid(uid)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    for (key, value) in args {
-        command.env(format!("SALIAS_TEST_{key}"), value);
-    }
-    KillOnDrop(command.spawn().expect("spawn child as another user"))
+    command.uid(uid).gid(uid);
+    let mut command = as_role(command, test, role, args);
+    KillOnDrop(
+        command
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn child as another user"),
+    )
 }
 
 /// Which of channel `name`'s objects exist in /dev/shm.
