@@ -592,7 +592,7 @@
           why = `${cap(pubName(holder))} took #${s.next} and died. After ${HEALTH_AFTER_MISSES} empty polls in a row the subscriber checks whether the number can still come (here ${s.misses} so far). ` + (stored.length ? why : '');
         }
       }
-      return { type: stored.length ? 'release' : 'poll', actor: s, what: what, why: why };
+      return { type: stored.length ? 'release' : 'poll', actor: s, rings: stored, what: what, why: why };
     }
 
     /** Fault injection: the publisher dies between writing its frame and committing it. */

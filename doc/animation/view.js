@@ -121,6 +121,12 @@
     $('pause').disabled = !app.playing;
     $('step').disabled = app.model.done;
     $('speed-out').textContent = app.speed + '×';
+    $('controls').classList.toggle('trace-mode', trace);
+    $('trace-info').hidden = !trace;
+    if (trace) {
+      const ch = app.model.trace.channel;
+      $('trace-info').textContent = `Replaying ${app.traceName}: a real ${ch.kind} run with ${ch.publishers} publisher slots and ${ch.subscribers} subscriber slot${ch.subscribers > 1 ? 's' : ''}, ${ch.capacity}-byte rings, a ${ch.publication_window}-byte publication window. Choose Simulation to change the channel.`;
+    }
   }
 
   /** Keeps the kind, the subscriber count and the scenario consistent with each other. */
@@ -235,7 +241,7 @@
       wrap.id = 'ring-' + ring;
       wrap.style.setProperty('--c', PUB_COLORS[ring]);
       const title = el('div', 'ring-title');
-      title.innerHTML = `<b><span class="swatch"></span>Ring ${ring}</b><span class="where">publisher slot ${ring}'s ring: bytes ${ring * w.capacity}–${(ring + 1) * w.capacity - 1} of the ring object, mapped twice</span>`;
+      title.innerHTML = `<b><span class="swatch"></span>Ring ${ring}</b><span class="where">publisher ${p.letter}'s ring · bytes ${ring * w.capacity}–${(ring + 1) * w.capacity - 1} of the ring object, mapped twice</span>`;
       const track = el('div', 'track');
       const pubLane = el('div', 'lane lane-pub');
       const bands = [el('div', 'band'), el('div', 'band')];
@@ -302,10 +308,13 @@
         view.frames.set(f.id, pieces);
       }
       const state = frameClass(w, f);
-      pieces.main.className = 'frame ' + state + (wraps ? ' wraps' : '') + (pieces.main.classList.contains('fresh') ? ' fresh' : '');
+      const focus = app.last && app.last.frame === f;
+      pieces.main.className =
+        'frame ' + state + (wraps ? ' wraps' : '') + (pieces.main.classList.contains('fresh') ? ' fresh' : '') + (focus ? ' focus' : '');
       pieces.main.textContent = state === 'torn' ? '✕' : M.label(f);
       pieces.main.title = `${M.label(f)}: ${f.size}-byte frame at position ${f.pos} (offset ${off})${wraps ? ', wraps: contiguous in view 2' : ''}`;
       place(pieces.main, off, f.size, cap);
+      if (wraps) pieces.main.style.setProperty('--seam', ((cap - off) / f.size) * 100 + '%');
       place(pieces.mirror, cap + off, Math.min(f.size, cap - off), cap);
       pieces.tailPiece.hidden = !wraps;
       if (wraps) place(pieces.tailPiece, 0, off + f.size - cap, cap);
@@ -348,6 +357,12 @@
         x.hidden = !pieces[i] || pieces[i][1] === 0;
         if (pieces[i]) place(x, pieces[i][0], pieces[i][1], cap);
       });
+      const last = app.last;
+      const stored =
+        last &&
+        last.actor === s &&
+        (last.type === 'release' ? (last.rings ? last.rings.includes(ring) : last.ring === ring) : last.released && last.ring === ring);
+      lane.cursor.classList.toggle('focus', Boolean(stored));
       if (!idle) {
         lane.cursor.style.left = pct(cursor % cap, cap);
         lane.head.style.left = pct(s.heads[ring] % cap, cap);
@@ -518,6 +533,8 @@
     advance(n) {
       stop();
       for (let i = 0; i < n && !app.model.done; i++) {
+        // Drawn before the last step too, so the control block marks what that step changed.
+        if (i === n - 1) render();
         app.last = app.model.step();
         app.log.push(app.last);
       }

@@ -452,13 +452,16 @@ await check('prefers-reduced-motion: reduce turns transitions and animations off
 });
 
 if (process.argv.includes('--readme-screenshot')) {
-  const shot = await open({ width: 1180, height: 900 });
+  // The README's picture: the caption and the diagram of an OrderedFanout under backpressure.
+  const shot = await open({ width: 1100, height: 900 });
   await shot.selectOption('#kind', 'Ordered Fanout');
-  await shot.selectOption('#window', '2048');
   await shot.selectOption('#scenario', 'backpressure');
-  await shot.evaluate(() => window.saliasSim.advance(75));
-  await shot.waitForTimeout(500);
-  await shot.locator('.page').screenshot({ path: path.join(animation, 'screenshot.png'), clip: undefined });
+  await shot.evaluate(() => window.saliasSim.advance(168));
+  await shot.waitForTimeout(600);
+  const top = await shot.locator('#caption').boundingBox();
+  const bottom = await shot.locator('#diagram').boundingBox();
+  const clip = { x: 0, y: top.y - 8, width: 1100, height: bottom.y + bottom.height - top.y + 16 };
+  await shot.screenshot({ path: path.join(animation, 'screenshot.png'), clip, fullPage: true });
   await shot.context().close();
 }
 
