@@ -29,8 +29,8 @@
  * Simplified: time is counted in steps, one action of one actor per step, the actor
  * drawn by a seeded generator (so every run with the same settings is the same); a
  * publish is two steps (reserve and write, then commit); a subscriber looks for lost
- * numbers after 3 empty polls (the library: 2048 polls and 1 ms); a refused publisher
- * looks for dead subscribers at most every 4 of its steps (the library: every 1 ms); a
+ * numbers after 3 empty polls (the library: 2048 polls and 1 ms); refused publishers
+ * look for dead subscribers at most once every 4 steps (the library: every 1 ms); a
  * FIFO burst is 4 frames (64); rings are 4 KiB (one page, the smallest the library
  * allows); process ids are made up; a crashed Mpsc subscriber and a fanout subscriber
  * joining mid-stream are not shown.
@@ -731,8 +731,20 @@
       switch (ev.type) {
         case 'offer':
           p.note = `offering ${ev.len} bytes`;
-          return { type: 'offer', actor: p, ring: p.slot, what: `${cap(pubName(p))} offers ${ev.len} bytes.`, why: 'Recorded: the offer call.' };
+          p.offered = ev.len;
+          return {
+            type: 'offer',
+            actor: p,
+            ring: p.slot,
+            what: `${cap(pubName(p))} calls offer() with ${ev.len} bytes: a ${frameLen(w, ev.len)}-byte frame with its ${w.header}-byte header.`,
+            why: 'The next event says whether it was committed or refused.',
+          };
         case 'commit': {
+          const low = slowest(w, p.slot);
+          obey(ev.frame === frameLen(w, p.offered), `a ${p.offered}-byte payload took ${ev.frame} bytes of ring`);
+          obey(ev.position === p.tail, `${pubName(p)} committed at ${ev.position}, not at its tail ${p.tail}`);
+          obey(ev.position + ev.frame <= low.pos + w.window, `${pubName(p)} wrote past the slowest cursor ${low.pos} + the window`);
+          obey(ev.sequence === undefined || ev.sequence === w.sequence, `#${ev.sequence} committed while the counter stood at ${w.sequence}`);
           const frame = {
             id: ++w.frameIds,
             ring: p.slot,
@@ -749,7 +761,6 @@
           p.pending = null;
           p.note = 'idle';
           if (frame.seq !== null) w.sequence = frame.seq + 1;
-          const low = slowest(w, p.slot);
           p.limit = low.pos + w.window;
           return {
             type: 'commit',
@@ -757,10 +768,14 @@
             ring: p.slot,
             frame: frame,
             what: `${cap(pubName(p))}'s offer is committed: a ${ev.frame}-byte frame at position ${ev.position}${frame.seq !== null ? `, global sequence #${frame.seq}` : ''}; published ${ev.published}.`,
-            why: 'Recorded from channel_status: the ring position moved by the frame, and the global counter by one.',
+            why: `It fits: ${ev.position} + ${ev.frame} ≤ slowest cursor ${low.pos} + window ${w.window}. Recorded from channel_status, which showed the ring position move by the frame${frame.seq !== null ? ' and the global counter by one (the fetch_add)' : ''}.`,
           };
         }
-        case 'refused':
+        case 'refused': {
+          const low = slowest(w, p.slot);
+          const size = frameLen(w, ev.len);
+          obey(ev.position === p.tail, `${pubName(p)} was refused at ${ev.position}, not at its tail ${p.tail}`);
+          obey(ev.position + size > low.pos + w.window, `${pubName(p)} was refused although its frame fitted the window`);
           p.refused = ev.backpressured;
           p.note = 'refused: window full';
           return {
@@ -768,13 +783,13 @@
             actor: p,
             ring: p.slot,
             what: `${cap(pubName(p))}'s offer of ${ev.len} bytes is refused (Backpressured); refused offers: ${ev.backpressured}.`,
-            why: `Its tail ${ev.position} plus the frame would pass the slowest cursor (${slowest(w, p.slot).pos}) + the window (${w.window}).`,
+            why: `Its tail ${ev.position} + a ${size}-byte frame would pass the slowest cursor ${low.pos} + the window ${w.window}: nothing was written${isOrdered(w) ? ' and no number taken' : ''}.`,
           };
+        }
         case 'receive': {
           const frame = committedAt(w, ev.publisher, s.heads[ev.publisher]);
-          if (!frame || (frame.seq !== null && frame.seq !== ev.sequence)) {
-            throw new Error(`trace: subscriber ${ev.subscriber} received from ring ${ev.publisher} a message that is not at its head`);
-          }
+          obey(frame && (frame.seq === null || frame.seq === ev.sequence), `${subName(s)} received from ring ${ev.publisher} a message that is not at its head`);
+          obey(!isOrdered(w) || ev.sequence === s.next, `${subName(s)} delivered #${ev.sequence} while it wanted #${s.next}`);
           s.gapBefore = ev.gap_before;
           // The recorded release events move the cursors.
           advance(w, s, frame, false);
@@ -786,10 +801,13 @@
             ring: frame.ring,
             frame: frame,
             what: `${cap(subName(s))} receives ${label(frame)} (${ev.len} bytes) from ring ${ev.publisher}${ev.gap_before ? `, gap_before = ${ev.gap_before}` : ''}.`,
-            why: 'Recorded: what try_recv returned.',
+            why: isOrdered(w)
+              ? `It is the number the subscriber wanted next: the merge by sequence, across the rings' heads.`
+              : 'Recorded: what try_recv returned.',
           };
         }
         case 'release':
+          obey(ev.cursor === s.heads[ev.publisher], `${subName(s)} stored cursor ${ev.cursor} in ring ${ev.publisher}, not its read position ${s.heads[ev.publisher]}`);
           s.cursors[ev.publisher] = ev.cursor;
           return {
             type: 'release',
@@ -799,6 +817,7 @@
             why: 'Recorded from channel_status: releases come in batches (a quarter window, or when the subscriber runs out of messages).',
           };
         case 'gap':
+          obey(ev.first === s.next, `${subName(s)} reported #${ev.first} lost while it wanted #${s.next}`);
           s.gaps = { events: ev.events, missing: ev.missing, last: [ev.first, ev.end] };
           s.next = ev.end;
           return {
@@ -846,6 +865,11 @@
           throw new Error('trace: unknown event type ' + ev.type);
       }
     }
+  }
+
+  /** The player checks the recorded run against the model's rules as it goes. */
+  function obey(rule, broken) {
+    if (!rule) throw new Error(`the recorded run breaks a rule of the model: ${broken}`);
   }
 
   function validateTrace(trace) {

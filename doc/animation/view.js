@@ -62,6 +62,7 @@
   function rebuild() {
     app.model = app.source === 'trace' ? new M.TracePlayer(app.trace) : new M.Simulation(settings());
     app.last = null;
+    app.broken = false;
     app.log = [];
     app.cells = {};
     buildRings();
@@ -70,11 +71,22 @@
   }
 
   function step() {
-    if (app.model.done) {
+    if (app.model.done || app.broken) {
       stop();
       return;
     }
-    app.last = app.model.step();
+    try {
+      app.last = app.model.step();
+    } catch (error) {
+      // A trace that breaks the model's rules (or a bug): say so and stop, never go on.
+      stop();
+      app.broken = true;
+      console.error(error);
+      $('what').textContent = 'The replay stopped: ' + error.message;
+      $('why').textContent = '';
+      $('step').disabled = true;
+      return;
+    }
     app.log.push(app.last);
     if (app.log.length > 80) app.log.shift();
     render();
@@ -93,7 +105,7 @@
   }
 
   function play() {
-    if (app.playing || app.model.done) return;
+    if (app.playing || app.model.done || app.broken) return;
     app.playing = true;
     syncControls();
     app.timer = setTimeout(tick, Math.min(250, interval()));

@@ -385,6 +385,34 @@ await check('Recorded trace (trace.js): replays to the final counts the real run
   await page.screenshot({ path: path.join(shots, 'desktop-trace-replayed.png'), fullPage: true });
 });
 
+await check('The trace player refuses a run that breaks the rules, and a final count it does not reach', async () => {
+  const outcome = (mutate) => {
+    const t = structuredClone(trace);
+    mutate(t);
+    try {
+      const player = new Model.TracePlayer(t);
+      while (!player.done) player.step();
+      return player.matchesFinal() ? 'matches' : 'differs';
+    } catch (error) {
+      return error.message;
+    }
+  };
+  equal(outcome(() => {}), 'matches', 'the committed trace');
+  const nth = (t, type, test = () => true) => t.events.find((e) => e.type === type && test(e));
+  const broken = [
+    outcome((t) => (nth(t, 'release').cursor += 8)),
+    outcome((t) => (nth(t, 'refused').len = 8)),
+    outcome((t) => (nth(t, 'commit', (e) => e.sequence === 3).sequence = 4)),
+    outcome((t) => {
+      const a = t.events.findIndex((e) => e.type === 'receive' && e.sequence === 5);
+      const b = t.events.findIndex((e) => e.type === 'receive' && e.sequence === 6);
+      [t.events[a], t.events[b]] = [t.events[b], t.events[a]];
+    }),
+  ];
+  broken.forEach((message) => assert(/breaks a rule/.test(message), `not refused: ${message}`));
+  equal(outcome((t) => (t.final.publishers[0].published += 1)), 'differs', 'a final count off by one');
+});
+
 const freshPath = process.env.SALIAS_FRESH_TRACE;
 await check(`Load a trace… (file picker): ${freshPath ? 'a freshly recorded' : 'the committed'} trace.json replays to its counts`, async () => {
   const file = freshPath || committedTracePath;
