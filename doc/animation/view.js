@@ -437,7 +437,8 @@
         const cls = ['card', p.holder, active === p ? 'active' : ''].join(' ');
         const pending = p.pending !== null ? ` · holds #${p.pending}` : '';
         return `<div class="${cls}" id="publisher-${p.slot}" style="--c:${PUB_COLORS[p.slot]}">
-          <h3>Publisher ${p.letter} <span class="pid">slot ${p.slot} · ${holderText(p.holder, p.pid)}</span></h3>
+          <h3>Publisher ${p.letter} <span class="pid">${holderText(p.holder, p.pid)}</span></h3>
+          <div class="role">holds producer slot ${p.slot}, writes ring ${p.slot}</div>
           <div class="state">${escape(p.note)}${pending}</div>
           <div class="nums">published ${p.published} · refused ${p.refused}</div>
           <div class="nums">tail ${p.tail} · limit ${p.limit}</div></div>`;
@@ -456,6 +457,7 @@
         const state = s.reaped ? 'dead, slot freed (reaped)' : s.holder === 'dead' ? 'killed' : s.note;
         return `<div class="${cls}" id="subscriber-${s.slot}" style="--c:${SUB_COLORS[s.slot]}">
           <h3>Subscriber ${s.slot} <span class="pid">${holderText(s.holder, s.pid)}</span></h3>
+          <div class="role">holds subscriber slot ${s.slot}, reads ${w.pubs.length > 1 ? `rings 0–${w.pubs.length - 1}` : 'ring 0'}</div>
           <div class="state">${escape(state)}</div>
           <div class="nums">received ${s.received}</div>${gaps}
           <div class="chips" aria-label="last messages received">${chips}</div></div>`;
