@@ -16,12 +16,13 @@ const REAP_INTERVAL: Duration = Duration::from_millis(1);
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
-use crate::message::{Bytes, Frame, Message, Payload};
+use crate::message::{Bytes, Message, Payload};
 use crate::platform::{self, HEALTHY};
 use crate::protocol;
-use crate::shared::Shared;
+use crate::region::Shared;
 use crate::wait::{self, Adaptive, WaitStrategy, Waiter};
+use crate::wire::frame::{self, Frame};
+use crate::wire::layout::{Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
 
 /// Publishes messages of type `T` into its own ring of a channel.
 ///
@@ -254,32 +255,20 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         )
     }
 
-    /// Writes the header of the frame at `at`; the commit word stays as it is.
-    #[inline(always)]
-    fn write_header(at: *mut u8, len: usize, sequence: u64) {
-        // SAFETY: `at` is the 8-aligned start of a frame we reserved; the header fields are
-        // inside it and no subscriber reads them before its commit word says so.
-        unsafe {
-            at.add(FRAME_LEN_OFFSET).cast::<u32>().write(len as u32);
-            at.add(FRAME_LEN_OFFSET + 4).cast::<u32>().write(0);
-            if M::ORDERED {
-                at.add(FRAME_SEQ_OFFSET).cast::<u64>().write(sequence);
-            }
-        }
-    }
-
     /// Commits the written frame at `at`, position `pos`.
     #[inline(always)]
     fn commit_at(at: *mut u8, pos: u64) {
-        // SAFETY: the commit word is the frame's first 8 bytes, 8-aligned, inside the ring.
-        protocol::commit_frame(unsafe { &*at.cast::<AtomicU64>() }, pos);
+        // SAFETY: `at` is the 8-aligned start of a frame this publisher reserved.
+        protocol::commit_frame(unsafe { frame::commit_word_at(at) }, pos);
     }
 
     /// Writes the header of the frame at `pos` and commits it; the payload is already in
     /// place. Does not publish progress or wake anyone.
     #[inline(always)]
     fn commit_frame(&mut self, at: *mut u8, pos: u64, len: usize, sequence: u64) {
-        Self::write_header(at, len, sequence);
+        // SAFETY: `at` is the start of the frame this publisher reserved at `pos`, not yet
+        // committed, so no subscriber reads its header.
+        unsafe { frame::write_header::<M>(at, len, sequence) };
         Self::commit_at(at, pos);
         self.tail = pos + Frame::<T, M>::len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
@@ -320,7 +309,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             // SAFETY: the payload starts HEADER bytes into a frame inside the reservation.
             write(i, unsafe { at.add(Frame::<T, M>::HEADER) });
             // Wrapping: a hostile peer may have set the shared counter anywhere.
-            Self::write_header(at, len(i), first.wrapping_add(i as u64));
+            // SAFETY: `at` starts a frame inside the reservation, committed only below.
+            unsafe { frame::write_header::<M>(at, len(i), first.wrapping_add(i as u64)) };
             pos += Frame::<T, M>::len(len(i)) as u64;
         }
         let mut pos = start;
@@ -396,7 +386,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
                 // SAFETY: the payload area is `size_of::<T>()` bytes, aligned for `T`
                 // (frames are aligned to at least `align_of::<T>()`), and `T` has no
                 // padding, so every byte copied is initialised.
-                unsafe { write_payload::<T, M>((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
+                unsafe { frame::write_payload::<T, M>((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
             },
         )
     }
@@ -547,8 +537,8 @@ impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
             Err(e) => panic!("fault injection could not reserve a frame: {e}"),
         };
         self.take_sequence(1);
-        // SAFETY: the length field lies inside the frame just reserved.
-        unsafe { self.frame_at(pos).add(FRAME_LEN_OFFSET).cast::<u32>().write(0xdead) };
+        // SAFETY: the frame just reserved, never committed.
+        unsafe { frame::write_len(self.frame_at(pos), 0xdead) };
     }
 }
 
@@ -585,7 +575,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
             |_| bytes.len(),
             |_, payload| {
                 // SAFETY: the reserved payload area holds `bytes.len()` bytes.
-                unsafe { write_payload::<Bytes, M>(bytes.as_ptr(), payload, bytes.len()) }
+                unsafe { frame::write_payload::<Bytes, M>(bytes.as_ptr(), payload, bytes.len()) }
             },
         )
     }
@@ -666,49 +656,6 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// Like [`send`](Self::send), giving up with [`Error::TimedOut`] after `timeout`.
     pub fn send_timeout(&mut self, bytes: &[u8], timeout: Duration) -> Result<()> {
         self.block(Some(timeout), |p| p.offer(bytes))
-    }
-}
-
-/// Copies a `len`-byte payload to `payload`, the start of a frame's payload area, writing
-/// the bytes that share a cache line with the frame's commit word last. A subscriber that
-/// is keeping up polls that line; writing it in one burst right before the commit lets the
-/// line move between the cores once per message instead of once per store.
-///
-/// # Safety
-/// `src` must be readable and `payload` writable for `len` bytes, not overlapping.
-#[inline(always)]
-unsafe fn write_payload<T: Payload, M: Mode>(src: *const u8, payload: *mut u8, len: usize) {
-    const LINE: usize = 64;
-    const WORD: usize = 8;
-    if T::FIXED_LEN.is_some() && len.is_multiple_of(WORD) && len <= 4 * LINE {
-        // A small typed message: whole words, last first, so the commit line comes last.
-        // Volatile keeps the compiler from reordering or merging the stores.
-        for word in (0..len / WORD).rev() {
-            // SAFETY: word `word` lies inside the `len` bytes of both ranges (`len` is a
-            // multiple of 8). The source is read unaligned; the destination is 8-aligned,
-            // as frames start 8-aligned and the 16-byte header keeps the payload so.
-            unsafe {
-                let value = src.add(word * WORD).cast::<u64>().read_unaligned();
-                payload.add(word * WORD).cast::<u64>().write_volatile(value);
-            }
-        }
-        return;
-    }
-    let frame_start = payload as usize - Frame::<T, M>::HEADER;
-    let in_commit_line = (LINE - frame_start % LINE)
-        .saturating_sub(Frame::<T, M>::HEADER)
-        .min(len);
-    // SAFETY: both ranges lie inside the `len` bytes the caller vouches for.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            src.add(in_commit_line),
-            payload.add(in_commit_line),
-            len - in_commit_line,
-        );
-        // Keep the compiler from merging or reordering the two copies; x86 keeps the
-        // stores in program order, elsewhere this is only a hint.
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        std::ptr::copy_nonoverlapping(src, payload, in_commit_line);
     }
 }
 

@@ -18,12 +18,13 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, Role};
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
-use crate::layout::{FRAME_LEN_OFFSET, FRAME_SEQ_OFFSET, MAX_POSITION, SLOT_FREE, ShmPtr, WakeWord};
-use crate::message::{Bytes, Frame, Message, Payload};
+use crate::message::{Bytes, Message, Payload};
 use crate::platform::{self, HEALTHY};
 use crate::protocol::{self, Head};
-use crate::shared::Shared;
+use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
+use crate::wire::frame::{self, Frame};
+use crate::wire::layout::{MAX_POSITION, SLOT_FREE, ShmPtr, WakeWord};
 
 /// FIFO mode: frames taken from one ring in a row before looking at the next, so one busy
 /// publisher cannot starve the others while bursts stay cheap.
@@ -279,21 +280,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let at = unsafe { reader.base.as_ptr().add((reader.head & self.mask) as usize) };
         prefetch_payload_line(at);
         // SAFETY: see above.
-        if !protocol::is_committed(unsafe { &*at.cast::<AtomicU64>() }, reader.head) {
+        if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, reader.head) {
             return Ok(None);
         }
-        // SAFETY: the length and sequence fields are inside the frame header, inside the
-        // double view; the commit made them visible.
-        let (len, sequence) = unsafe {
-            (
-                at.add(FRAME_LEN_OFFSET).cast::<u32>().read_volatile() as usize,
-                if M::ORDERED {
-                    at.add(FRAME_SEQ_OFFSET).cast::<u64>().read_volatile()
-                } else {
-                    0
-                },
-            )
-        };
+        // SAFETY: a committed frame inside the double view; the commit made its header
+        // visible.
+        let (len, sequence) = unsafe { frame::read_header::<M>(at) };
         let valid = match self.fixed_len {
             Some(fixed) => len == fixed,
             None => len <= self.max_len,
