@@ -5,11 +5,12 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::error::Result;
 use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
-use crate::message::{Bytes, Frame, Payload};
+use crate::message::{Bytes, Payload};
 use crate::publisher::Publisher;
-use crate::shared::{self, Kind, Ownership, Shared};
+use crate::region::{self, Kind, Ownership, Shared};
 use crate::subscriber::Subscriber;
 use crate::trust::Trust;
+use crate::wire::frame::Frame;
 
 /// A named shared-memory channel carrying messages of type `T` (or raw [`Bytes`]) with
 /// ordering mode `M` and topology `K`.
@@ -119,7 +120,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn create(config: &Config) -> Result<Self> {
-        let (shared, ownership) = shared::create(config, Self::kind(false))?;
+        let (shared, ownership) = region::create(config, Self::kind(false))?;
         Ok(Channel {
             shared: Arc::new(shared),
             ownership: Some(ownership),
@@ -173,7 +174,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn connect_with(name: &str, trust: &Trust) -> Result<Self> {
-        let shared = shared::connect(name, Self::kind(false), trust)?;
+        let shared = region::connect(name, Self::kind(false), trust)?;
         Ok(Channel {
             shared: Arc::new(shared),
             ownership: None,
@@ -303,7 +304,7 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
     /// Like [`connect_as_bytes`](Self::connect_as_bytes), accepting channels of the users
     /// `trust` names.
     pub fn connect_as_bytes_with(name: &str, trust: &Trust) -> Result<Self> {
-        let shared = shared::connect(name, Self::kind(true), trust)?;
+        let shared = region::connect(name, Self::kind(true), trust)?;
         Ok(Channel {
             shared: Arc::new(shared),
             ownership: None,
@@ -370,7 +371,7 @@ pub struct Reaped {
 /// # Ok::<(), salias::Error>(())
 /// ```
 pub fn remove(name: &str) -> Result<()> {
-    shared::remove(name)
+    region::remove(name)
 }
 
 /// Removes the channel only if it is stale: its owner died without removing it, or died
@@ -389,5 +390,5 @@ pub fn remove(name: &str) -> Result<()> {
 /// # Ok::<(), salias::Error>(())
 /// ```
 pub fn remove_stale(name: &str) -> Result<bool> {
-    shared::remove_stale(name)
+    region::remove_stale(name)
 }

@@ -97,17 +97,17 @@ mod channel;
 mod config;
 mod error;
 mod kind;
-mod layout;
 mod message;
 mod platform;
 #[doc(hidden)]
 pub mod protocol;
 mod publisher;
-mod shared;
+mod region;
 mod status;
 mod subscriber;
 mod trust;
 mod wait;
+mod wire;
 
 pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
@@ -133,8 +133,8 @@ pub use zerocopy;
 /// Items the derive macro expands to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::layout::RawOffsets;
     pub use crate::message::FieldLayout;
+    pub use crate::wire::layout::RawOffsets;
     pub use bytemuck;
     pub use zerocopy;
 
@@ -151,7 +151,7 @@ pub mod __private {
 
     /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
     pub fn set_connect_init_wait(wait: std::time::Duration) {
-        crate::shared::set_init_wait(wait);
+        crate::region::set_init_wait(wait);
     }
 
     /// The shared-memory object names behind a channel name: control block, rings. For

@@ -199,29 +199,3 @@ impl Payload for Bytes {
     const ALIGN: usize = 1;
     const FINGERPRINT: Fingerprint = Fingerprint::BYTES;
 }
-
-/// Compile-time frame geometry for a payload type in a mode.
-pub(crate) struct Frame<T: Payload, M: crate::Mode>(core::marker::PhantomData<(fn() -> T, M)>);
-
-impl<T: Payload, M: crate::Mode> Frame<T, M> {
-    /// Frames start at multiples of this; at least 8 so the commit word is always aligned.
-    pub(crate) const ALIGN: usize = {
-        assert!(
-            T::ALIGN <= 4096,
-            "salias message types may be aligned to at most 4096 bytes"
-        );
-        if T::ALIGN > 8 { T::ALIGN } else { 8 }
-    };
-    /// Offset of the payload from the frame start.
-    pub(crate) const HEADER: usize = round_up(M::HEADER_LEN, Self::ALIGN);
-
-    /// Bytes a frame with `payload` bytes occupies in the ring.
-    #[inline(always)]
-    pub(crate) const fn len(payload: usize) -> usize {
-        round_up(Self::HEADER + payload, Self::ALIGN)
-    }
-}
-
-pub(crate) const fn round_up(value: usize, align: usize) -> usize {
-    (value + align - 1) & !(align - 1)
-}

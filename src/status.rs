@@ -10,10 +10,10 @@ use std::sync::atomic::Ordering;
 
 use crate::error::{Error, Result};
 use crate::kind::{Fanout, Fifo, Mode, Ordered, Topology, mode_name, topology_name};
-use crate::layout::{CURSOR_IDLE, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE};
-use crate::message::round_up;
 use crate::platform;
 use crate::trust::Trust;
+use crate::wire::frame::round_up;
+use crate::wire::layout::{CURSOR_IDLE, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE};
 
 /// Who holds a slot (or owns the channel).
 ///
@@ -240,10 +240,10 @@ pub fn channel_status(name: &str) -> Result<ChannelStatus> {
 /// # Ok::<(), salias::Error>(())
 /// ```
 pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
-    let view = match crate::shared::open_control_view(name, trust) {
+    let view = match crate::region::open_control_view(name, trust) {
         // Its owner died while creating it: nothing but the owner is known.
         Err(Error::Stale { owner_pid, .. }) => {
-            let facts = crate::shared::control_facts(name)?;
+            let facts = crate::region::control_facts(name)?;
             return Ok(ChannelStatus {
                 name: name.to_owned(),
                 initialised: false,
@@ -357,7 +357,7 @@ pub fn list_channels() -> Result<Vec<String>> {
             .into(),
     })?;
     let mut names: Vec<String> = entries
-        .filter_map(|entry| crate::shared::channel_name_of_object(&entry.ok()?.file_name().to_string_lossy()))
+        .filter_map(|entry| crate::region::channel_name_of_object(&entry.ok()?.file_name().to_string_lossy()))
         .collect();
     names.sort();
     Ok(names)

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::layout::WakeWord;
+use crate::wire::layout::WakeWord;
 use crate::{platform, protocol};
 
 /// Decides what to do while a blocking call has nothing to do. Implement it to plug in

@@ -18,8 +18,12 @@ use rustix::shm;
 use crate::error::{Error, Result};
 
 mod guard;
+mod names;
+mod numa;
 mod process;
 pub(crate) use guard::{Guarded, HEALTHY, Health, INHERITED, state_of, unhealthy};
+pub(crate) use names::ObjectNames;
+pub(crate) use numa::check_numa_node;
 pub(crate) use process::{Identity, token_alive, token_pid};
 
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
@@ -36,30 +40,6 @@ pub(crate) use native::{check_hugetlbfs, heavy_barrier, register_fast_side, wait
 /// The system's normal page size.
 pub(crate) fn page_size() -> usize {
     rustix::param::page_size()
-}
-
-/// The shared-memory object names behind a channel name. Names are hashed so they fit
-/// macOS's 31-character limit on any channel name; the control block stores the full name
-/// and every open checks it, so a hash collision is detected rather than followed.
-pub(crate) struct ObjectNames {
-    pub control: String,
-    pub rings: String,
-    /// File name of the rings inside a hugetlbfs directory.
-    pub ring_file: String,
-}
-
-impl ObjectNames {
-    pub(crate) fn of(name: &str) -> Self {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in name.bytes() {
-            hash = (hash ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        ObjectNames {
-            control: format!("/salias-{hash:016x}.c"),
-            rings: format!("/salias-{hash:016x}.r"),
-            ring_file: format!("salias-{hash:016x}.r"),
-        }
-    }
 }
 
 /// Where Linux keeps shared-memory objects as files.
@@ -413,27 +393,5 @@ pub(crate) fn touch_pages(base: *const u8, len: usize, page: usize) {
         // SAFETY: `base..base + len` is a live mapping owned by the caller.
         unsafe { base.add(offset).read_volatile() };
         offset += page;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ObjectNames;
-
-    /// macOS refuses shared-memory names longer than 31 bytes (`PSHMNAMLEN`), leading slash
-    /// included; every channel name must map to names within it, and two channel names to
-    /// different ones.
-    #[test]
-    fn object_names_fit_macos_limit() {
-        let longest = "x".repeat(crate::MAX_NAME_LEN);
-        let mut seen = std::collections::HashSet::new();
-        for name in ["a", "quotes", "market-data.v2_eu", longest.as_str()] {
-            let names = ObjectNames::of(name);
-            for object in [&names.control, &names.rings] {
-                assert!(object.len() <= 31, "{object:?} is {} bytes", object.len());
-                assert!(object.starts_with('/') && !object[1..].contains('/'), "{object:?}");
-                assert!(seen.insert(object.clone()), "{object:?} twice");
-            }
-        }
     }
 }

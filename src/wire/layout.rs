@@ -16,15 +16,7 @@
 //! P rings of `capacity` bytes back to back; ring p starts at `p · capacity`. Each ring is
 //! mapped twice in a row so a frame that crosses the end is contiguous in memory.
 //!
-//! # Frame layout
-//!
-//! ```text
-//! +0   commit  u64   position ^ COMMIT_KEY, stored last with Release
-//! +8   len     u32   payload length
-//! +12  flags   u32   reserved, 0
-//! +16  seq     u64   global sequence (Ordered only)
-//! +HEADER            payload, aligned to the frame alignment
-//! ```
+//! Frames inside the rings are `super::frame`'s.
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -38,19 +30,10 @@ pub(crate) const LAYOUT_VERSION: u32 = 3;
 /// `Header::state` once the channel can be connected to.
 pub(crate) const STATE_READY: u32 = 1;
 
-/// A frame is committed when its first word equals its position XOR this key. The top bit
-/// is set, so no reachable position maps to 0 and zeroed memory never looks committed.
-pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
-
 /// Positions and sequence numbers read from shared memory must be below this; larger
 /// values are corrupt (2^62 bytes at 100 GB/s is over a year of traffic), and the bound
 /// keeps all arithmetic on them far from overflow.
 pub(crate) const MAX_POSITION: u64 = 1 << 62;
-
-/// Byte offset of the length field inside a frame.
-pub(crate) const FRAME_LEN_OFFSET: usize = 8;
-/// Byte offset of the global sequence inside an ordered frame.
-pub(crate) const FRAME_SEQ_OFFSET: usize = 16;
 
 /// Longest hugetlbfs directory path stored for connecting processes.
 pub(crate) const MAX_DIR_LEN: usize = 256;
@@ -146,8 +129,21 @@ pub(crate) struct Hot {
     pub wake: CacheLine<WakeWord>,
 }
 
+/// The words a subscriber sleeps on and publishers wake it through (`protocol::wake`).
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct WakeWords<A> {
+    /// Subscribers asleep or about to sleep.
+    pub sleepers: A,
+    /// The futex word: bumped by each publisher that wakes the sleepers.
+    pub seq: A,
+    /// Non-zero once a publisher has taken on waking everyone now asleep; each new sleeper
+    /// clears it. Later publishers skip the wake (a system call) while it is set.
+    pub woken: A,
+}
+
 /// Lets a subscriber sleep in the kernel until a publisher commits.
-pub(crate) type WakeWord = crate::protocol::WakeWords<AtomicU32>;
+pub(crate) type WakeWord = WakeWords<AtomicU32>;
 
 /// Progress a publisher reports about its ring; written only by the slot's holder.
 #[repr(C)]
@@ -302,8 +298,8 @@ impl RawOffsets {
             progress_pending: offset_of!(ProducerSlot, progress) + offset_of!(Progress, pending),
             cursors: layout.cursors_offset,
             cursor_size: size_of::<Cursor>(),
-            frame_len: FRAME_LEN_OFFSET,
-            frame_sequence: FRAME_SEQ_OFFSET,
+            frame_len: super::frame::LEN_OFFSET,
+            frame_sequence: super::frame::SEQ_OFFSET,
             len: layout.len,
         }
     }

@@ -1,0 +1,164 @@
+//! Ordered mode: taking global sequence numbers, the subscriber's merge by sequence, and
+//! the decision that a number is lost because the publisher holding it died.
+
+use std::sync::atomic::Ordering;
+
+use super::Word;
+use crate::error::{Error, Result};
+use crate::wire::layout::{MAX_POSITION, PENDING_NONE, PENDING_TAKING};
+
+/// A publisher's ordered-mode words.
+pub struct SequenceWords<'w, W> {
+    /// The channel's next global sequence number.
+    pub sequence: &'w W,
+    /// The first number this publisher took and has not committed, `PENDING_NONE`, or
+    /// `PENDING_TAKING` while it takes some.
+    pub pending: &'w W,
+    /// How many numbers from `pending` on it took.
+    pub pending_count: &'w W,
+}
+
+/// Publisher: takes `count` consecutive global sequence numbers, returning the first, and
+/// marks them pending until `clear_pending`.
+#[inline(always)]
+pub fn take_sequence<W: Word>(words: &SequenceWords<'_, W>, count: u64) -> u64 {
+    // SYNC POINT sequence-taken (publisher side): TAKING is stored before the fetch_add,
+    // which is Release, so a subscriber that sees the incremented counter (Acquire, in
+    // `find_gap`) also sees that this publisher holds or is taking numbers.
+    words.pending.store(PENDING_TAKING, Ordering::Relaxed);
+    let first = words.sequence.fetch_add(count, Ordering::AcqRel);
+    words.pending_count.store(count, Ordering::Relaxed);
+    // SYNC POINT pending (Release side): the count is visible with the marker.
+    words.pending.store(first, Ordering::Release);
+    first
+}
+
+/// Publisher: every number it took is committed.
+#[inline(always)]
+pub fn clear_pending<W: Word>(pending: &W) {
+    // SYNC POINT pending-cleared (Release side): the frames' commits come first, so a
+    // subscriber that reads NONE (Acquire, in `find_gap`) then finds them at the heads.
+    pending.store(PENDING_NONE, Ordering::Release);
+}
+
+/// What a subscriber sees of one publisher while checking for a gap.
+pub struct PublisherView<'w, W> {
+    /// Whether the slot's holder is a live process.
+    pub alive: bool,
+    /// Its `pending` and `pending_count` words.
+    pub pending: &'w W,
+    /// See `pending`.
+    pub pending_count: &'w W,
+}
+
+/// The committed frame at the head of a ring, as the subscriber sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// Payload length.
+    pub len: usize,
+    /// Global sequence number (Ordered mode).
+    pub sequence: u64,
+}
+
+/// The head of each ring a subscriber reads, and a way past a frame.
+pub trait RingHeads {
+    /// The committed frame at the head of `ring`, if any; an error if it is corrupt.
+    fn head(&self, ring: usize) -> Result<Option<Head>>;
+    /// Moves past the frame at the head of `ring` without delivering it.
+    fn pass_over(&mut self, ring: usize, len: usize);
+}
+
+/// Ordered subscriber: finds the frame numbered `wanted`, looking at `first_ring` first.
+/// Frames numbered lower were sent before this subscriber joined (or, after a crash,
+/// delivered to its predecessor) and are passed over, at most `max_skips` per call so a
+/// peer flooding the rings with stale numbers cannot keep it busy forever. The frame
+/// numbered `wanted` is at the head of exactly one ring, since each publisher's numbers
+/// increase along its ring.
+#[inline]
+pub fn next_in_order(
+    heads: &mut impl RingHeads,
+    rings: usize,
+    first_ring: usize,
+    wanted: u64,
+    max_skips: u32,
+) -> Result<Option<(usize, Head)>> {
+    let mut step = 0;
+    let mut skips = 0;
+    while step < rings {
+        let ring = (first_ring + step) % rings;
+        match heads.head(ring)? {
+            Some(head) if head.sequence == wanted => return Ok(Some((ring, head))),
+            Some(head) if head.sequence < wanted && skips < max_skips => {
+                heads.pass_over(ring, head.len);
+                skips += 1;
+                // Look at this ring's next frame before moving on.
+            }
+            _ => step += 1,
+        }
+    }
+    Ok(None)
+}
+
+/// Ordered subscriber waiting for `wanted`, which nothing delivers: decides whether
+/// `wanted` can still arrive. Returns the end of the run of numbers that never can (each
+/// was taken by a publisher that died before committing it), or `None` when `wanted` may
+/// still come: nobody took it yet, or a live publisher holds it or may be taking it.
+pub fn find_gap<'w, W: Word + 'w, H: RingHeads>(
+    channel: &str,
+    wanted: u64,
+    sequence: &W,
+    heads: &H,
+    rings: usize,
+    publisher: impl Fn(usize) -> PublisherView<'w, W>,
+) -> Result<Option<u64>> {
+    // SYNC POINT sequence-taken (subscriber side): pairs with `take_sequence`; every
+    // publisher that took a number below `taken` has its marker set as we look below.
+    let taken = sequence.load(Ordering::Acquire);
+    if taken <= wanted {
+        return Ok(None); // nobody has taken `wanted` yet: idle, not stuck
+    }
+    if taken >= MAX_POSITION {
+        return Err(Error::corrupt(
+            channel,
+            format!("the global sequence counter reads {taken}, out of range"),
+        ));
+    }
+    // The gap ends at the first number that still exists somewhere: at a ring head,
+    // pending in a live publisher, or not taken yet.
+    let mut end = taken;
+    for ring in 0..rings {
+        let view = publisher(ring);
+        // The pending marker first, the ring head after. SYNC POINT pending and
+        // pending-cleared (Acquire side): a number committed before its publisher cleared
+        // or replaced the marker we read is visible at its head below.
+        let pending = view.pending.load(Ordering::Acquire);
+        let count = view.pending_count.load(Ordering::Acquire);
+        if view.alive {
+            match pending {
+                PENDING_NONE => {}
+                // Mid-fetch_add: it may be taking `wanted` right now. Look again later.
+                PENDING_TAKING => return Ok(None),
+                first if first <= wanted && wanted < first.saturating_add(count) => return Ok(None),
+                first if first > wanted => end = end.min(first),
+                _ => {}
+            }
+        }
+        // A dead or departed publisher commits nothing more; what it committed counts.
+        if let Some(head) = heads.head(ring)? {
+            // Re-read the counter: a number committed after our first read was taken
+            // before its commit, so the fresh value covers every honest frame.
+            let taken_now = sequence.load(Ordering::Acquire);
+            if head.sequence >= taken_now {
+                return Err(Error::corrupt(
+                    channel,
+                    format!(
+                        "ring {ring} has a frame that carries sequence {} but only {taken_now} were ever taken",
+                        head.sequence
+                    ),
+                ));
+            }
+            end = end.min(head.sequence);
+        }
+    }
+    Ok((end > wanted).then_some(end))
+}

@@ -1,0 +1,120 @@
+//! Frames and room: the publisher's commit and the subscriber's consume, cursors released
+//! in batches, and the write limit the slowest cursor sets.
+
+use std::sync::atomic::Ordering;
+
+use super::Word;
+use crate::wire::frame;
+use crate::wire::layout::CURSOR_IDLE;
+
+/// Publisher: makes the frame at `pos` visible. Its header and payload must be written.
+#[inline(always)]
+pub fn commit_frame<W: Word>(commit: &W, pos: u64) {
+    // SYNC POINT frame-commit (Release side): header and payload become visible to a
+    // subscriber that loads this word with Acquire (`is_committed`) and finds its key.
+    commit.store(frame::commit_word(pos), Ordering::Release);
+}
+
+/// Subscriber: whether the frame at `pos` is committed; if so, its header and payload
+/// may be read.
+#[inline(always)]
+pub fn is_committed<W: Word>(commit: &W, pos: u64) -> bool {
+    // SYNC POINT frame-commit (Acquire side): pairs with `commit_frame`. A stale word from
+    // an earlier lap holds a different position's key, so it never matches.
+    commit.load(Ordering::Acquire) == frame::commit_word(pos)
+}
+
+/// Publisher: reports every frame before `tail` committed, for monitors, joining
+/// subscribers and the stuck-ring check.
+#[inline(always)]
+pub fn report_tail<W: Word>(tail_word: &W, tail: u64) {
+    // SYNC POINT progress (Release side): the frames' commits come first, so whoever
+    // reads `tail` with Acquire (`reported_tail`) sees every frame before it committed.
+    tail_word.store(tail, Ordering::Release);
+}
+
+/// Reads a publisher's reported tail.
+#[inline(always)]
+pub fn reported_tail<W: Word>(tail_word: &W) -> u64 {
+    // SYNC POINT progress (Acquire side): pairs with `report_tail`.
+    tail_word.load(Ordering::Acquire)
+}
+
+/// Subscriber: gives back everything before `head` to the ring's publisher.
+#[inline(always)]
+pub fn release<W: Word>(cursor: &W, head: u64) {
+    // SYNC POINT ring-release (Release side): our reads of everything before `head`
+    // happen before a publisher that loads this cursor (`write_limit`) overwrites it.
+    cursor.store(head, Ordering::Release);
+}
+
+/// Fanout subscriber leaving: publishers stop waiting for this slot.
+#[inline(always)]
+pub fn leave<W: Word>(cursor: &W) {
+    // SYNC POINT ring-release (Release side): as in `release`, for everything.
+    cursor.store(CURSOR_IDLE, Ordering::Release);
+}
+
+/// A subscriber cursor no honest subscriber could have stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadCursor {
+    /// The subscriber slot.
+    pub subscriber: usize,
+    /// The value found.
+    pub cursor: u64,
+}
+
+/// Publisher at `tail`: how far it may write, given the cursors of the ring's
+/// subscriber slots: `slowest + window`. In fanout mode, idle slots are skipped.
+#[inline]
+pub fn write_limit<'w, W: Word + 'w>(
+    tail: u64,
+    window: u64,
+    capacity: u64,
+    fanout: bool,
+    cursors: impl IntoIterator<Item = &'w W>,
+) -> std::result::Result<u64, BadCursor> {
+    // SYNC POINT subscriber-join (publisher side): our last progress store is ordered
+    // before the cursor loads below. A joining fanout subscriber stores its cursor,
+    // fences, then reads our progress (`join`); so either we see its cursor here, or it
+    // sees a position at or past everything this limit lets us overwrite.
+    W::fence(Ordering::SeqCst);
+    let mut slowest = tail;
+    for (subscriber, cursor) in cursors.into_iter().enumerate() {
+        // SYNC POINT ring-release (Acquire side): pairs with `release` and `leave`.
+        let cursor = cursor.load(Ordering::Acquire);
+        if fanout && cursor == CURSOR_IDLE {
+            continue;
+        }
+        if cursor > tail || tail - cursor > capacity {
+            return Err(BadCursor { subscriber, cursor });
+        }
+        slowest = slowest.min(cursor);
+    }
+    Ok(slowest + window)
+}
+
+/// Fanout subscriber joining: picks a starting position in each of `rings` rings and
+/// publishes it as the slot's cursor, such that no publisher overwrites anything from
+/// there on before this subscriber releases it. Returns the starting positions through
+/// `start(ring, position)`.
+pub fn join<'w, W: Word + 'w>(
+    rings: usize,
+    tail: impl Fn(usize) -> &'w W,
+    cursor: impl Fn(usize) -> &'w W,
+    mut start: impl FnMut(usize, u64),
+) {
+    // SYNC POINT subscriber-join (subscriber side): publish a starting cursor, fence,
+    // then re-read each publisher's progress. A publisher whose limit refresh missed our
+    // cursor refreshed before our fence, so the position we re-read is at or past
+    // everything that refresh let it overwrite: starting there is safe.
+    for ring in 0..rings {
+        release(cursor(ring), reported_tail(tail(ring)));
+    }
+    W::fence(Ordering::SeqCst);
+    for ring in 0..rings {
+        let head = reported_tail(tail(ring));
+        release(cursor(ring), head);
+        start(ring, head);
+    }
+}

@@ -1,0 +1,210 @@
+//! The publishing end: one [`Publisher`] owns one producer slot and its ring.
+//!
+//! The hot path writes the frame into the ring, then stores the frame's commit word with
+//! Release. In FIFO mode it performs no read-modify-write on shared memory; in Ordered
+//! mode it takes its global sequence number with one `fetch_add` per message (one per
+//! batch with `offer_batch`). It makes no system call and no heap allocation, and reads
+//! subscriber cursors only when its cached limit runs out.
+//!
+//! By job: `room` finds space (the write limit, backpressure, the checks a held-back
+//! publisher makes), `write` puts frames in the ring and commits them, `typed` and `raw`
+//! are the two APIs on top, and `fault` is the crash tests' fault injection.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+mod fault;
+mod raw;
+mod room;
+mod typed;
+mod write;
+
+pub use raw::ClaimBytes;
+pub use typed::Claim;
+
+use crate::error::{Error, Result, Role};
+use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
+use crate::message::Payload;
+use crate::protocol;
+use crate::region::Shared;
+use crate::wait::{Adaptive, WaitStrategy, Waiter};
+use crate::wire::layout::{Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
+
+/// Publishes messages of type `T` into its own ring of a channel.
+///
+/// `Send` but not `Sync`: every method takes `&mut self`, so the compiler guarantees one
+/// writer per ring. Dropping it frees the slot for another publisher.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-publisher-type-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// publisher.offer(&Tick { seq: 1 })?;
+/// assert_eq!(publisher.published(), 1);
+/// # Ok::<(), salias::Error>(())
+/// ```
+pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
+    shared: Arc<Shared>,
+    slot: usize,
+    ring: ShmPtr<u8>,
+    mask: u64,
+    /// Position of the next frame.
+    tail: u64,
+    /// Cached `slowest cursor + window`: frames may be written up to here without looking
+    /// at subscriber cursors again.
+    limit: u64,
+    window: u64,
+    max_len: usize,
+    progress: ShmPtr<Progress>,
+    wake: ShmPtr<WakeWord>,
+    /// Whether sleepers' barriers reach this process; if not, it fences before looking
+    /// for sleepers.
+    barrier_reaches_us: bool,
+    /// The channel's global sequence (used in Ordered mode only).
+    sequence: ShmPtr<AtomicU64>,
+    published: u64,
+    backpressured: u64,
+    last_reap: Option<Instant>,
+    /// Taken out while a blocking call runs, so waiting never allocates.
+    strategy: Option<Box<dyn WaitStrategy>>,
+    /// The channel's health cell (`platform::guard`), checked on every call.
+    health: &'static AtomicU32,
+    _marker: KindMarker<T, M, K>,
+    _single_writer: SingleUser,
+}
+
+impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
+    pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
+        shared.check_health()?;
+        let slot = shared.claim_slot(
+            Role::Publisher,
+            (0..shared.producers as usize).map(|p| &*shared.producer_slot(p).holder),
+        )?;
+        let barrier_reaches_us = crate::platform::register_fast_side();
+        let release_slot = |shared: &Shared| {
+            shared
+                .producer_slot(slot)
+                .holder
+                .token
+                .store(SLOT_FREE, Ordering::Release)
+        };
+        let tail = match shared.recover_tail(slot) {
+            Ok(tail) => tail,
+            Err(e) => {
+                release_slot(&shared);
+                return Err(e);
+            }
+        };
+        // SAFETY: all three live in the control mapping, and the ring in the ring mapping;
+        // `shared` keeps both alive as long as the publisher holding these pointers.
+        let (progress, wake, sequence, ring) = unsafe {
+            (
+                ShmPtr::new(&*shared.producer_slot(slot).progress),
+                ShmPtr::new(&*shared.hot().wake),
+                ShmPtr::new(&*shared.hot().sequence),
+                ShmPtr::from_raw(shared.ring(slot).base()),
+            )
+        };
+        let mut publisher = Publisher {
+            ring,
+            mask: shared.capacity as u64 - 1,
+            tail,
+            limit: 0,
+            window: shared.window as u64,
+            max_len: shared.max_message_len,
+            progress,
+            wake,
+            barrier_reaches_us,
+            sequence,
+            published: 0,
+            backpressured: 0,
+            last_reap: None,
+            slot,
+            health: shared.health(),
+            shared,
+            strategy: Some(Box::new(Adaptive::default())),
+            _marker: KindMarker::default(),
+            _single_writer: SingleUser::default(),
+        };
+        let progress = publisher.progress.get();
+        // A previous holder that died may have left numbers pending; they are lost, and
+        // this holder takes only fresh ones.
+        protocol::clear_pending(&progress.pending);
+        protocol::report_tail(&progress.tail, tail);
+        publisher.published = progress.published.load(Ordering::Relaxed);
+        publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
+        // On failure `publisher` drops, which frees the slot.
+        publisher.refresh_limit()?;
+        Ok(publisher)
+    }
+
+    /// The producer slot (and ring) this publisher owns.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// Messages this slot has published, including by earlier holders.
+    pub fn published(&self) -> u64 {
+        self.published
+    }
+
+    /// Offers this slot has had refused for lack of room.
+    pub fn backpressured(&self) -> u64 {
+        self.backpressured
+    }
+
+    /// Replaces the strategy blocking sends wait with (default [`Adaptive`]).
+    pub fn set_wait_strategy(&mut self, strategy: impl WaitStrategy + 'static) {
+        self.strategy = Some(Box::new(strategy));
+    }
+
+    /// Retries `attempt` while it is backpressured, waiting with the wait strategy.
+    fn block<R>(&mut self, timeout: Option<Duration>, mut attempt: impl FnMut(&mut Self) -> Result<R>) -> Result<R> {
+        let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
+        let mut waiter = Waiter::new(timeout);
+        let outcome = loop {
+            match attempt(self) {
+                Err(Error::Backpressured) => {}
+                done => break done,
+            }
+            // Subscribers do not wake publishers: a parked publisher naps and re-checks.
+            if !waiter.wait(&mut *strategy, None, &mut || false) {
+                break Err(Error::TimedOut);
+            }
+        };
+        self.strategy = Some(strategy);
+        outcome
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
+    fn drop(&mut self) {
+        if !self.shared.is_ours() {
+            // Inherited across fork(): the slot is the parent's.
+            return;
+        }
+        self.publish_progress();
+        self.shared
+            .producer_slot(self.slot)
+            .holder
+            .token
+            .store(SLOT_FREE, Ordering::Release);
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Publisher<T, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publisher")
+            .field("channel", &self.shared.name)
+            .field("slot", &self.slot)
+            .field("position", &self.tail)
+            .field("published", &self.published)
+            .field("backpressured", &self.backpressured)
+            .finish()
+    }
+}

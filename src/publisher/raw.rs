@@ -1,0 +1,191 @@
+//! The raw API: byte messages of any length up to the channel's maximum.
+
+use std::ops::{Deref, DerefMut};
+use std::time::Duration;
+
+use super::Publisher;
+use crate::error::{Error, Result};
+use crate::kind::{Mode, Topology};
+use crate::message::Bytes;
+use crate::wire::frame::{self, Frame};
+
+impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
+    pub(super) fn check_len(&self, len: usize) -> Result<()> {
+        if len > self.max_len {
+            return Err(Error::MessageTooLarge { len, max: self.max_len });
+        }
+        if let Some(fixed) = self.shared.fixed_len
+            && len != fixed
+        {
+            return Err(Error::WrongMessageSize { len, expected: fixed });
+        }
+        Ok(())
+    }
+
+    /// Copies `bytes` into the ring as one message. Returns [`Error::MessageTooLarge`]
+    /// for more than the channel's maximum, [`Error::Backpressured`] when there is no room.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-offer-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name).max_message_size(64))?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.offer(b"hello")?;
+    /// let too_big = publisher.offer(&[0u8; 65]);
+    /// assert!(matches!(too_big, Err(salias::Error::MessageTooLarge { len: 65, max: 64 })));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn offer(&mut self, bytes: &[u8]) -> Result<()> {
+        self.check_len(bytes.len())?;
+        self.publish(
+            1,
+            |_| bytes.len(),
+            |_, payload| {
+                // SAFETY: the reserved payload area holds `bytes.len()` bytes.
+                unsafe { frame::write_payload::<Bytes, M>(bytes.as_ptr(), payload, bytes.len()) }
+            },
+        )
+    }
+
+    /// Publishes as many of `messages` as fit, in order, as one batch. Returns how many
+    /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
+    /// none fit, and [`Error::MessageTooLarge`] (publishing nothing) if any is too large.
+    pub fn offer_batch<B: AsRef<[u8]>>(&mut self, messages: &[B]) -> Result<usize> {
+        if messages.is_empty() {
+            return Ok(0);
+        }
+        for message in messages {
+            self.check_len(message.as_ref().len())?;
+        }
+        let fitting = |room: u64| {
+            let mut used = 0;
+            messages
+                .iter()
+                .take_while(|m| {
+                    used += Frame::<Bytes, M>::len(m.as_ref().len()) as u64;
+                    used <= room
+                })
+                .count()
+        };
+        let mut count = fitting(self.limit.saturating_sub(self.tail));
+        if count < messages.len() {
+            self.refresh_limit()?;
+            count = fitting(self.limit.saturating_sub(self.tail));
+        }
+        // When none fit, publishing one reports the backpressure.
+        let count = count.max(1);
+        self.publish(
+            count,
+            |i| messages[i].as_ref().len(),
+            |i, payload| {
+                let bytes = messages[i].as_ref();
+                // SAFETY: the reserved payload area of frame `i` holds `bytes.len()` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
+            },
+        )?;
+        Ok(count)
+    }
+
+    /// Reserves `len` bytes to be written in place; publish them with
+    /// [`ClaimBytes::commit`] (or fewer with [`ClaimBytes::commit_len`]). Dropping the
+    /// claim abandons it.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-claim-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// // Reserve the most the message may need, write, then commit what was written.
+    /// let mut claim = publisher.claim(256)?;
+    /// let text = b"order 7 buy 100";
+    /// claim[..text.len()].copy_from_slice(text);
+    /// claim.commit_len(text.len())?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// assert_eq!(&*subscriber.try_recv()?.expect("one message"), text);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn claim(&mut self, len: usize) -> Result<ClaimBytes<'_, M, K>> {
+        if len > self.max_len {
+            return Err(Error::MessageTooLarge { len, max: self.max_len });
+        }
+        let pos = self.reserve(Frame::<Bytes, M>::len(len) as u64)?;
+        Ok(ClaimBytes {
+            pos,
+            len,
+            publisher: self,
+        })
+    }
+
+    /// Like [`offer`](Self::offer), but waits for room using the wait strategy.
+    pub fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        self.block(None, |p| p.offer(bytes))
+    }
+
+    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`] after `timeout`.
+    pub fn send_timeout(&mut self, bytes: &[u8], timeout: Duration) -> Result<()> {
+        self.block(Some(timeout), |p| p.offer(bytes))
+    }
+}
+
+/// Room for `len` raw bytes, reserved in the ring. Write them through `DerefMut`, then
+/// commit; dropping it abandons the message.
+///
+/// ```
+/// # let name = format!("doc-claim-bytes-{}", std::process::id());
+/// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let mut claim = publisher.claim(4)?;
+/// claim.copy_from_slice(b"ping");
+/// claim.commit();
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[must_use = "a claim publishes nothing until it is committed"]
+pub struct ClaimBytes<'a, M: Mode, K: Topology> {
+    publisher: &'a mut Publisher<Bytes, M, K>,
+    pos: u64,
+    len: usize,
+}
+
+impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
+    /// Publishes all `len` bytes.
+    pub fn commit(self) {
+        let len = self.len;
+        self.commit_len(len).expect("the full length always fits");
+    }
+
+    /// Publishes only the first `len` bytes (at most the claimed length).
+    pub fn commit_len(self, len: usize) -> Result<()> {
+        if len > self.len {
+            return Err(Error::MessageTooLarge { len, max: self.len });
+        }
+        let at = self.publisher.frame_at(self.pos);
+        let sequence = self.publisher.take_sequence(1);
+        self.publisher.commit_frame(at, self.pos, len, sequence);
+        self.publisher.publish_progress();
+        Ok(())
+    }
+}
+
+impl<M: Mode, K: Topology> Deref for ClaimBytes<'_, M, K> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `len` bytes of initialised ring memory reserved for this claim.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.publisher.frame_at(self.pos).add(Frame::<Bytes, M>::HEADER),
+                self.len,
+            )
+        }
+    }
+}
+
+impl<M: Mode, K: Topology> DerefMut for ClaimBytes<'_, M, K> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.publisher.frame_at(self.pos).add(Frame::<Bytes, M>::HEADER),
+                self.len,
+            )
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Finding room: the cached write limit and its refresh from subscriber cursors,
+//! backpressure, and the rate-limited checks a held-back publisher makes.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::Publisher;
+use crate::error::{Error, Result};
+use crate::kind::{Mode, Topology};
+use crate::message::Payload;
+use crate::platform::{self, HEALTHY};
+use crate::protocol;
+
+/// How often a backpressured publisher checks for truncation and dead subscribers.
+const REAP_INTERVAL: Duration = Duration::from_millis(1);
+
+impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
+    /// Recomputes the write limit from the subscribers' cursors: the slowest subscriber
+    /// still holding a slot bounds how far this publisher may write.
+    pub(super) fn refresh_limit(&mut self) -> Result<()> {
+        let shared = &*self.shared;
+        let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
+        self.limit = protocol::write_limit(self.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
+            |protocol::BadCursor { subscriber, cursor }| {
+                shared.corrupt(
+                    format!(
+                        "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
+                        self.slot,
+                        self.mask + 1,
+                        self.tail
+                    ),
+                )
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Fails once the channel's memory was truncated under it, or in a `fork()` child.
+    #[inline(always)]
+    pub(super) fn check_health(&self) -> Result<()> {
+        match platform::state_of(self.health) {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(&self.shared.name, state)),
+        }
+    }
+
+    /// Finds room for `frames` bytes of frames, returning the first one's position.
+    #[inline(always)]
+    pub(super) fn reserve(&mut self, frames: u64) -> Result<u64> {
+        self.check_health()?;
+        let pos = self.tail;
+        if pos + frames > self.limit {
+            self.refresh_limit()?;
+            if pos + frames > self.limit {
+                self.reap_dead_subscribers()?;
+            }
+            if pos + frames > self.limit {
+                self.backpressured = self.backpressured.wrapping_add(1);
+                self.progress
+                    .get()
+                    .backpressured
+                    .store(self.backpressured, Ordering::Relaxed);
+                return Err(Error::Backpressured);
+            }
+        }
+        Ok(pos)
+    }
+
+    /// Backpressured: checks whether the channel's objects were truncated (a subscriber
+    /// that stopped releasing may be one that lost its memory) and, if a dead fanout
+    /// subscriber is what holds us back, frees its slot and recomputes the limit. At most
+    /// every `REAP_INTERVAL`, since both make system calls.
+    #[cold]
+    pub(super) fn reap_dead_subscribers(&mut self) -> Result<()> {
+        let now = Instant::now();
+        if self.last_reap.is_some_and(|last| now - last < REAP_INTERVAL) {
+            return Ok(());
+        }
+        self.last_reap = Some(now);
+        self.shared.check_objects()?;
+        if !K::FANOUT {
+            return Ok(()); // an Mpsc subscriber's place is kept for its successor
+        }
+        if self.shared.reap(true).1 > 0 {
+            self.refresh_limit()?;
+        }
+        Ok(())
+    }
+
+    /// How many frames of `frame` bytes fit now, refreshing the limit if fewer than
+    /// `wanted` do.
+    pub(super) fn room_for(&mut self, frame: u64, wanted: usize) -> Result<usize> {
+        if self.tail + frame * wanted as u64 > self.limit {
+            self.refresh_limit()?;
+        }
+        Ok(((self.limit.saturating_sub(self.tail)) / frame).min(wanted as u64) as usize)
+    }
+}

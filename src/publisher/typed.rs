@@ -1,0 +1,206 @@
+//! The typed API: offers, batches, in-place claims and blocking sends of `T: Message`.
+
+use std::ops::{Deref, DerefMut};
+use std::time::Duration;
+
+use super::Publisher;
+use crate::error::Result;
+use crate::kind::{Mode, Topology};
+use crate::message::Message;
+use crate::wire::frame::{self, Frame};
+
+impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
+    /// Copies `message` into the ring and publishes it. Returns
+    /// [`Error::Backpressured`] (and writes nothing) when the ring has no room.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-offer-{}", std::process::id());
+    /// // One page of ring: it fills up while nobody reads.
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let mut seq = 0;
+    /// loop {
+    ///     match publisher.offer(&Tick { seq }) {
+    ///         Ok(()) => seq += 1,
+    ///         Err(salias::Error::Backpressured) => break, // full: retry later, or `send`
+    ///         Err(other) => return Err(other),
+    ///     }
+    /// }
+    /// assert!(seq > 0 && publisher.backpressured() == 1);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn offer(&mut self, message: &T) -> Result<()> {
+        self.publish(
+            1,
+            |_| size_of::<T>(),
+            |_, payload| {
+                // SAFETY: the payload area is `size_of::<T>()` bytes, aligned for `T`
+                // (frames are aligned to at least `align_of::<T>()`), and `T` has no
+                // padding, so every byte copied is initialised.
+                unsafe { frame::write_payload::<T, M>((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
+            },
+        )
+    }
+
+    /// Publishes as many of `messages` as fit, in order, with one reservation, one
+    /// progress update and (Ordered) one `fetch_add` for the whole batch. Returns how many
+    /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
+    /// none fit.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-offer-batch-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let batch: Vec<Tick> = (0..16).map(|seq| Tick { seq }).collect();
+    /// assert_eq!(publisher.offer_batch(&batch)?, 16);
+    /// let mut subscriber = channel.subscriber()?;
+    /// assert_eq!(subscriber.poll(100, |_, _| {})?, 16);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize> {
+        if messages.is_empty() {
+            return Ok(0);
+        }
+        // When none fit, publishing one reports the backpressure.
+        let count = self
+            .room_for(Frame::<T, M>::len(size_of::<T>()) as u64, messages.len())?
+            .max(1);
+        self.publish(
+            count,
+            |_| size_of::<T>(),
+            |i, payload| {
+                // SAFETY: as in `offer`, for message `i` of the batch.
+                unsafe {
+                    std::ptr::copy_nonoverlapping((&messages[i] as *const T).cast::<u8>(), payload, size_of::<T>())
+                }
+            },
+        )?;
+        Ok(count)
+    }
+
+    /// Reserves room for one message and lends it out to be written in place; publish it
+    /// with [`Claim::commit`]. Dropping the claim instead abandons it: nothing is
+    /// published and the room is reused. The slot holds the ring's previous bytes, so
+    /// write every field.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-claim-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let mut claim = publisher.claim()?;
+    /// claim.seq = 42; // written in place, in the ring
+    /// claim.commit();
+    /// assert_eq!(channel.subscriber()?.try_recv()?.map(|t| t.seq), Some(42));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn claim(&mut self) -> Result<Claim<'_, T, M, K>> {
+        let len = size_of::<T>();
+        let pos = self.reserve(Frame::<T, M>::len(len) as u64)?;
+        Ok(Claim {
+            pos,
+            len,
+            publisher: self,
+        })
+    }
+
+    /// Like [`offer`](Self::offer), but waits for room using the wait strategy.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-send-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.set_wait_strategy(salias::SpinThenYield::default());
+    /// publisher.send(&Tick { seq: 1 })?;
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn send(&mut self, message: &T) -> Result<()> {
+        self.block(None, |p| p.offer(message))
+    }
+
+    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`] after `timeout`.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-send-timeout-{}", std::process::id());
+    /// use std::time::Duration;
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
+    /// let mut publisher = channel.publisher()?;
+    /// while publisher.offer(&Tick { seq: 0 }).is_ok() {}
+    /// // Nobody reads, so no room comes.
+    /// let full = publisher.send_timeout(&Tick { seq: 0 }, Duration::from_millis(1));
+    /// assert_eq!(full, Err(salias::Error::TimedOut));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn send_timeout(&mut self, message: &T, timeout: Duration) -> Result<()> {
+        self.block(Some(timeout), |p| p.offer(message))
+    }
+}
+
+/// Room for one typed message, reserved in the ring. Write it through `DerefMut`, then
+/// [`commit`](Claim::commit); dropping it abandons the message.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-claim-type-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let claim = publisher.claim()?;
+/// drop(claim); // abandoned: nothing is published
+/// assert!(channel.subscriber()?.try_recv()?.is_none());
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[must_use = "a claim publishes nothing until it is committed"]
+pub struct Claim<'a, T: Message, M: Mode, K: Topology> {
+    publisher: &'a mut Publisher<T, M, K>,
+    pos: u64,
+    len: usize,
+}
+
+impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
+    /// Publishes the message (taking its global sequence number now, in Ordered mode).
+    pub fn commit(self) {
+        let at = self.publisher.frame_at(self.pos);
+        let sequence = self.publisher.take_sequence(1);
+        self.publisher.commit_frame(at, self.pos, self.len, sequence);
+        self.publisher.publish_progress();
+    }
+}
+
+impl<T: Message, M: Mode, K: Topology> Deref for Claim<'_, T, M, K> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the payload area is reserved for us, aligned for `T`, `size_of::<T>()`
+        // bytes of initialised memory, and `T` accepts any bit pattern (`Message`).
+        unsafe { &*self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
+    }
+}
+
+impl<T: Message, M: Mode, K: Topology> DerefMut for Claim<'_, T, M, K> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit.
+        unsafe { &mut *self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
+    }
+}

@@ -1,0 +1,111 @@
+//! Writing frames: where the next frame goes, taking sequence numbers, committing, and
+//! reporting progress (which wakes sleeping subscribers).
+
+use std::sync::atomic::Ordering;
+
+use super::Publisher;
+use crate::error::Result;
+use crate::kind::{Mode, Topology};
+use crate::message::Payload;
+use crate::protocol;
+use crate::wait;
+use crate::wire::frame::{self, Frame};
+
+impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
+    /// Address of the frame at `pos`.
+    #[inline(always)]
+    pub(super) fn frame_at(&self, pos: u64) -> *mut u8 {
+        // SAFETY: `pos & mask` < capacity, and the ring is mapped twice in a row, so the
+        // frame (at most `window` ≤ capacity bytes) lies inside the double view.
+        unsafe { self.ring.as_ptr().add((pos & self.mask) as usize) }
+    }
+
+    /// Takes `count` consecutive global sequence numbers (Ordered mode), returning the
+    /// first. Taken only once the frames' room is reserved, so a refused offer never
+    /// leaves a hole in the sequence.
+    #[inline(always)]
+    pub(super) fn take_sequence(&self, count: u64) -> u64 {
+        if !M::ORDERED {
+            return 0;
+        }
+        let progress = self.progress.get();
+        protocol::take_sequence(
+            &protocol::SequenceWords {
+                sequence: self.sequence.get(),
+                pending: &progress.pending,
+                pending_count: &progress.pending_count,
+            },
+            count,
+        )
+    }
+
+    /// Commits the written frame at `at`, position `pos`.
+    #[inline(always)]
+    pub(super) fn commit_at(at: *mut u8, pos: u64) {
+        // SAFETY: `at` is the 8-aligned start of a frame this publisher reserved.
+        protocol::commit_frame(unsafe { frame::commit_word_at(at) }, pos);
+    }
+
+    /// Writes the header of the frame at `pos` and commits it; the payload is already in
+    /// place. Does not publish progress or wake anyone.
+    #[inline(always)]
+    pub(super) fn commit_frame(&mut self, at: *mut u8, pos: u64, len: usize, sequence: u64) {
+        // SAFETY: `at` is the start of the frame this publisher reserved at `pos`, not yet
+        // committed, so no subscriber reads its header.
+        unsafe { frame::write_header::<M>(at, len, sequence) };
+        Self::commit_at(at, pos);
+        self.tail = pos + Frame::<T, M>::len(len) as u64;
+        // Statistics, seeded from shared memory: wrapping, never a panic.
+        self.published = self.published.wrapping_add(1);
+    }
+
+    /// Reports progress for monitors and joining subscribers, and wakes sleeping ones.
+    #[inline(always)]
+    pub(super) fn publish_progress(&self) {
+        let progress = self.progress.get();
+        if M::ORDERED {
+            // Every number taken is committed: nothing pending any more.
+            protocol::clear_pending(&progress.pending);
+        }
+        protocol::report_tail(&progress.tail, self.tail);
+        progress.published.store(self.published, Ordering::Relaxed);
+        wait::wake_subscribers(self.wake.get(), self.barrier_reaches_us);
+    }
+
+    /// Publishes frames of `len(i)` payload bytes written by `write(i, payload)`, for
+    /// `i < count`, as one batch: one reservation, one sequence range, one progress update.
+    #[inline(always)]
+    pub(super) fn publish(
+        &mut self,
+        count: usize,
+        len: impl Fn(usize) -> usize,
+        mut write: impl FnMut(usize, *mut u8),
+    ) -> Result<()> {
+        let frames: u64 = (0..count).map(|i| Frame::<T, M>::len(len(i)) as u64).sum();
+        let start = self.reserve(frames)?;
+        let first = self.take_sequence(count as u64);
+        // Write every frame first and commit them all after, in order: the commits then
+        // land back to back on lines this core already owns, so a subscriber polling the
+        // next commit word does not pull lines away while they are still being written.
+        let mut pos = start;
+        for i in 0..count {
+            let at = self.frame_at(pos);
+            // SAFETY: the payload starts HEADER bytes into a frame inside the reservation.
+            write(i, unsafe { at.add(Frame::<T, M>::HEADER) });
+            // Wrapping: a hostile peer may have set the shared counter anywhere.
+            // SAFETY: `at` starts a frame inside the reservation, committed only below.
+            unsafe { frame::write_header::<M>(at, len(i), first.wrapping_add(i as u64)) };
+            pos += Frame::<T, M>::len(len(i)) as u64;
+        }
+        let mut pos = start;
+        for i in 0..count {
+            Self::commit_at(self.frame_at(pos), pos);
+            pos += Frame::<T, M>::len(len(i)) as u64;
+        }
+        self.tail = pos;
+        self.published = self.published.wrapping_add(count as u64);
+        self.publish_progress();
+        // A truncation while the frames were written sent them nowhere: say so.
+        self.check_health()
+    }
+}

@@ -1,0 +1,304 @@
+//! Making a channel: claiming the control object's name (recovering a stale channel under
+//! it), reserving and filling in both objects, and publishing the control block as READY.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::Ordering;
+
+use super::header::{Existing, classify, map_control};
+use super::object::{
+    RingStore, create_file_exclusive, hugetlbfs_ring_path, map_rings, shm_error, symlink_at_name, unlink_objects,
+    unlink_rings,
+};
+use super::remove::{Ownership, remove_stale_objects};
+use super::{Control, Kind, Shared};
+use crate::config::{Config, MAX_NAME_LEN};
+use crate::error::{Error, Result};
+use crate::kind::{Fanout, Mpsc, Topology};
+use crate::platform::{
+    self, ControlMap, Health, Identity, MagicRing, ObjectId, ObjectNames, ReserveError, RingOptions,
+};
+use crate::wire::layout::{
+    CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, Header, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN,
+    STATE_READY, TypeRecord,
+};
+use rustix::io::Errno;
+
+pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
+    let mut out = [0u8; N];
+    let len = bytes.len().min(N);
+    out[..len].copy_from_slice(&bytes[..len]);
+    (out, len as u32)
+}
+
+/// Makes a new channel named in `config`, recovering a stale one of the same name.
+pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)> {
+    config.validate(kind.fixed_len, |len| kind.frame_len(len))?;
+    if kind.topology == Mpsc::ID && config.subscribers != 1 {
+        return Err(Error::config(
+            "subscribers",
+            format!(
+                "an Mpsc channel has exactly 1 subscriber slot, not {}; use a Fanout channel for several subscribers",
+                config.subscribers
+            ),
+        ));
+    }
+    if let Some(node) = config.numa_node {
+        platform::check_numa_node(node)?;
+    }
+    let huge_dir = match config.huge_pages.size() {
+        Some(size) => {
+            let dir = config.hugetlbfs_path();
+            if dir.as_os_str().len() > MAX_DIR_LEN {
+                return Err(Error::config(
+                    "hugetlbfs_dir",
+                    format!("the path is longer than {MAX_DIR_LEN} bytes; mount hugetlbfs at a shorter path"),
+                ));
+            }
+            platform::check_hugetlbfs(&dir, size)?;
+            Some(dir)
+        }
+        None => None,
+    };
+
+    let name = config.name.as_str();
+    let names = ObjectNames::of(name);
+    let health = Health::new(name)?;
+    let control_fd = create_control(&names, config)?;
+    let control_id = platform::object_id(control_fd.as_fd()).map_err(|e| shm_error("fstat", name, e))?;
+    let ring_store = match &huge_dir {
+        Some(dir) => RingStore::HugeFile(hugetlbfs_ring_path(dir, &names)),
+        None => RingStore::Shm(names.rings.clone()),
+    };
+    // From here on, a failure must not leave names behind.
+    let mut ring_id = None;
+    let built = build(config, kind, &control_fd, &ring_store, &health, &mut ring_id);
+    match built {
+        Ok((control, rings, layout, ring_id, ring_fd)) => {
+            let max_message_len = kind.fixed_len.unwrap_or(config.max_message_size);
+            let shared = Shared {
+                name: name.to_owned(),
+                capacity: config.capacity,
+                window: config.publication_window.unwrap_or(config.capacity),
+                max_message_len,
+                fixed_len: kind.fixed_len,
+                frame_align: kind.frame_align,
+                header_len: kind.header_len,
+                control: Control {
+                    map: control,
+                    layout,
+                    producers: config.producers,
+                    subscribers: config.subscribers,
+                },
+                rings,
+                names,
+                ring_store,
+                control_id,
+                ring_id,
+                control_fd,
+                ring_fd,
+                health,
+            };
+            // A peer may have truncated the objects while they were being set up.
+            shared.check_health()?;
+            // SYNC POINT header-ready (Release side): everything above is visible first.
+            shared.header().state.store(STATE_READY, Ordering::Release);
+            Ok((shared, Ownership { keep: config.keep }))
+        }
+        Err(e) => {
+            unlink_objects(&names, control_id, &ring_store, ring_id);
+            Err(e)
+        }
+    }
+}
+
+pub(super) fn create_control(names: &ObjectNames, config: &Config) -> Result<OwnedFd> {
+    let name = config.name.as_str();
+    // A stale channel is removed and the create retried; bounded in case another process
+    // keeps re-creating the name at the same moment.
+    for _ in 0..4 {
+        match platform::shm_create(&names.control, config.permissions) {
+            Ok(fd) => return Ok(fd),
+            Err(Errno::EXIST) => {}
+            Err(e) => return Err(shm_error("shm_open (create)", name, e)),
+        }
+        let fd = match platform::shm_open(&names.control) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => continue,
+            Err(Errno::LOOP) => return Err(symlink_at_name(name)),
+            Err(e) => return Err(shm_error("shm_open", name, e)),
+        };
+        match classify(&fd, name)? {
+            (Existing::Live(pid), _) => {
+                return Err(Error::AlreadyExists {
+                    name: name.to_owned(),
+                    owner_pid: Some(pid),
+                });
+            }
+            (Existing::Kept, _) => {
+                return Err(Error::AlreadyExists {
+                    name: name.to_owned(),
+                    owner_pid: None,
+                });
+            }
+            (Existing::Foreign(reason), _) => {
+                return Err(Error::NotAChannel {
+                    name: name.to_owned(),
+                    reason,
+                });
+            }
+            (Existing::Stale | Existing::Abandoned, rings) => {
+                // The control name only: whoever creates it next owns the ring name too
+                // and replaces any leftover rings there (`create_ring_object`).
+                remove_stale_objects(name, names, &fd, rings);
+            }
+        }
+    }
+    Err(Error::AlreadyExists {
+        name: name.to_owned(),
+        owner_pid: None,
+    })
+}
+
+pub(super) type Built = (ControlMap, Vec<MagicRing>, ControlLayout, ObjectId, OwnedFd);
+
+pub(super) fn build(
+    config: &Config,
+    kind: Kind,
+    control_fd: &OwnedFd,
+    ring_store: &RingStore,
+    health: &Health,
+    ring_id_out: &mut Option<ObjectId>,
+) -> Result<Built> {
+    let name = config.name.as_str();
+    let layout = ControlLayout::new(config.producers, config.subscribers);
+    let ring_object_len = config.capacity as u64 * config.producers as u64;
+    let huge_pages = config.huge_pages.size().is_some();
+    let no_space = |needed: u64, available: u64, filesystem: String| Error::NoSpace {
+        name: name.to_owned(),
+        needed,
+        available,
+        filesystem,
+        huge_pages,
+    };
+    // With huge pages the rings come from the kernel's huge page pool, not from /dev/shm.
+    let shm_needed = if huge_pages {
+        layout.len as u64
+    } else {
+        layout.len as u64 + ring_object_len
+    };
+    rustix::fs::ftruncate(control_fd, layout.len as u64).map_err(|e| shm_error("ftruncate", name, e))?;
+    platform::reserve(control_fd.as_fd(), layout.len as u64, platform::shm_filesystem()).map_err(|e| match e {
+        ReserveError::NoSpace { available, filesystem } => no_space(shm_needed, available, filesystem),
+        ReserveError::Other(e) => shm_error("fallocate", name, e),
+    })?;
+    let control = map_control(control_fd, layout.len, name, health)?;
+    // Recorded before anything else can fail, so a stale channel's rings can be told apart
+    // from those of a channel created under the name later.
+    let ring_fd = create_ring_object(ring_store, config)?;
+    let ring_id = platform::object_id(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
+    *ring_id_out = Some(ring_id);
+    // SAFETY: the fresh mapping is `layout.len` ≥ size_of::<Header>() bytes, page aligned,
+    // zero filled, and nobody else can have mapped it in a READY state yet.
+    let header = unsafe { &mut *(control.as_ptr() as *mut Header) };
+    header.owner.token.store(Identity::current().token(), Ordering::Release);
+
+    let fp = kind.fingerprint;
+    let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(fp.name.as_bytes());
+    let (name_bytes, name_len) = copy_into::<MAX_NAME_LEN>(name.as_bytes());
+    let dir = match ring_store {
+        RingStore::HugeFile(path) => path.parent().map(|p| p.as_os_str().as_encoded_bytes().to_vec()),
+        RingStore::Shm(_) => None,
+    }
+    .unwrap_or_default();
+    let (dir_bytes, dir_len) = copy_into::<MAX_DIR_LEN>(&dir);
+    header.info = ChannelInfo {
+        magic: MAGIC,
+        layout_version: LAYOUT_VERSION,
+        mode: kind.mode,
+        topology: kind.topology,
+        producers: config.producers,
+        subscribers: config.subscribers,
+        huge_pages: config.huge_pages.to_raw(),
+        frame_align: kind.frame_align as u32,
+        max_message_len: kind.fixed_len.unwrap_or(config.max_message_size) as u32,
+        name_len,
+        hugetlbfs_dir_len: dir_len,
+        capacity: config.capacity as u64,
+        publication_window: config.publication_window.unwrap_or(config.capacity) as u64,
+        control_len: layout.len as u64,
+        ring_object_len,
+        name: name_bytes,
+        message_type: TypeRecord {
+            name: type_name,
+            name_len: type_name_len,
+            size: fp.size,
+            align: fp.align,
+            schema_version: fp.schema_version,
+            layout_hash: fp.layout_hash,
+        },
+        hugetlbfs_dir: dir_bytes,
+        permissions: config.permissions,
+        _reserved: 0,
+        ring_device: ring_id.device,
+        ring_inode: ring_id.inode,
+    };
+
+    if kind.topology == Fanout::ID {
+        // No subscriber yet: publishers are held back by none.
+        for index in 0..(config.producers as usize * config.subscribers as usize) {
+            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
+            let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
+            cursor.store(CURSOR_IDLE, Ordering::Relaxed);
+        }
+    }
+
+    rustix::fs::ftruncate(&ring_fd, ring_object_len).map_err(|e| {
+        let err = shm_error("ftruncate (rings)", name, e);
+        if huge_pages {
+            err.with_hint("the hugetlbfs mount has too few free huge pages for the rings")
+        } else {
+            err
+        }
+    })?;
+    let ring_filesystem = match ring_store {
+        RingStore::HugeFile(path) => path.parent().unwrap_or(path).display().to_string(),
+        RingStore::Shm(_) => platform::shm_filesystem().to_owned(),
+    };
+    // Without this, a ring that does not fit maps fine and kills its first writer with
+    // SIGBUS: tmpfs and hugetlbfs allocate on first touch, and MAP_POPULATE reports nothing.
+    platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
+        ReserveError::NoSpace { available, filesystem } => match config.huge_pages.size() {
+            Some(page) => no_space(
+                ring_object_len,
+                platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
+                format!("the {}-byte huge page pool (mounted at {filesystem})", page),
+            ),
+            None => no_space(shm_needed, available, filesystem),
+        },
+        ReserveError::Other(e) => shm_error("fallocate (rings)", name, e),
+    })?;
+    let options = RingOptions {
+        huge_page: config.huge_pages.size(),
+        numa_node: config.numa_node,
+        populate: true,
+    };
+    let rings = map_rings(&ring_fd, config.producers, config.capacity, &options, health, name)?;
+    Ok((control, rings, layout, ring_id, ring_fd))
+}
+
+pub(super) fn create_ring_object(ring_store: &RingStore, config: &Config) -> Result<OwnedFd> {
+    let name = config.name.as_str();
+    // We own the control name, so any ring object under this name is a stale leftover.
+    for attempt in 0..2 {
+        let created = match ring_store {
+            RingStore::Shm(os_name) => platform::shm_create(os_name, config.permissions),
+            RingStore::HugeFile(path) => create_file_exclusive(path, config.permissions),
+        };
+        match created {
+            Ok(fd) => return Ok(fd),
+            Err(Errno::EXIST) if attempt == 0 => unlink_rings(ring_store),
+            Err(e) => return Err(shm_error("open (create rings)", name, e)),
+        }
+    }
+    unreachable!("the second attempt returns")
+}

@@ -1,0 +1,189 @@
+//! A channel's shared memory as this process holds it: the validated geometry, the
+//! mappings and the handles' view of the control block ([`Shared`], [`Control`]).
+//!
+//! The layer's files, from the bottom up (each uses only those above it in this list):
+//!
+//! - `object`: the objects themselves (names, opening, mapping rings, unlinking);
+//! - `header`: inspecting what is at a name without trusting it (the init wait);
+//! - `validate`: checking a copied control block's identity, kind and geometry;
+//! - `remove`, `create`, `open`: removing, making and opening channels;
+//! - `slots`: slots changing hands on a mapped channel.
+
+mod create;
+mod header;
+mod object;
+mod open;
+mod remove;
+mod slots;
+mod validate;
+
+pub(crate) use create::create;
+pub(crate) use header::{channel_name_of_object, set_init_wait};
+pub(crate) use object::control_facts;
+pub(crate) use open::{connect, open_control_view};
+pub(crate) use remove::{Ownership, remove, remove_stale};
+
+use std::os::fd::{AsFd, OwnedFd};
+
+use object::RingStore;
+
+use crate::error::{Error, Result};
+use crate::kind::{mode_name, topology_name};
+use crate::message::Fingerprint;
+use crate::platform::{self, ControlMap, HEALTHY, Health, MagicRing, ObjectId, ObjectNames};
+use crate::wire::frame::round_up;
+use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Hot, ProducerSlot, SubscriberSlot};
+
+/// What a handle's type says the channel must be; built from the generic parameters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kind {
+    pub mode: u32,
+    pub topology: u32,
+    /// `Some(size)` for typed channels.
+    pub fixed_len: Option<usize>,
+    pub frame_align: usize,
+    pub header_len: usize,
+    pub fingerprint: Fingerprint,
+    /// Accept any message type (explicit raw view of a typed channel).
+    pub any_type: bool,
+}
+
+impl Kind {
+    pub(crate) fn frame_len(&self, payload: usize) -> usize {
+        round_up(self.header_len + payload, self.frame_align)
+    }
+
+    fn name(&self) -> String {
+        format!("{}{}", mode_name(self.mode), topology_name(self.topology))
+    }
+}
+
+/// One process's view of a channel: its validated geometry and its mappings. Handles share
+/// it through an `Arc`; the mappings live until the last handle is gone.
+pub(crate) struct Shared {
+    pub name: String,
+    pub capacity: usize,
+    pub window: usize,
+    pub max_message_len: usize,
+    pub fixed_len: Option<usize>,
+    pub frame_align: usize,
+    pub header_len: usize,
+    control: Control,
+    rings: Vec<MagicRing>,
+    names: ObjectNames,
+    ring_store: RingStore,
+    /// The objects this view mapped, so the owner unlinks exactly those.
+    control_id: ObjectId,
+    ring_id: ObjectId,
+    /// Kept open to notice a truncation that no access of ours has run into yet.
+    control_fd: OwnedFd,
+    ring_fd: OwnedFd,
+    /// Declared last: every mapping above is released before the cell is freed.
+    health: Health,
+}
+
+impl std::ops::Deref for Shared {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        &self.control
+    }
+}
+
+impl Shared {
+    pub(crate) fn ring(&self, producer: usize) -> &MagicRing {
+        &self.rings[producer]
+    }
+
+    /// This channel's health cell: handles check it on every call.
+    pub(crate) fn health(&self) -> &'static std::sync::atomic::AtomicU32 {
+        self.health.word()
+    }
+
+    /// Fails once another process truncated the channel's objects, or in a `fork()` child.
+    pub(crate) fn check_health(&self) -> Result<()> {
+        match self.health.state() {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(&self.name, state)),
+        }
+    }
+
+    /// Asks the system whether either object was shrunk below what this view maps, and
+    /// poisons the channel if so: a process that never touches the lost pages learns of it
+    /// too. Two `fstat` calls; for rate-limited cold paths only.
+    pub(crate) fn check_objects(&self) -> Result<()> {
+        let short = |fd: &OwnedFd, len: u64| platform::object_len(fd.as_fd()).is_ok_and(|now| now < len);
+        if short(&self.control_fd, self.control.layout.len as u64)
+            || short(&self.ring_fd, (self.capacity * self.producers as usize) as u64)
+        {
+            self.health.poison();
+        }
+        self.check_health()
+    }
+
+    /// The error for shared memory that breaks the protocol: if the cause is that a peer
+    /// truncated the objects (cut pages read as zeros), that is what it says.
+    #[cold]
+    pub(crate) fn corrupt(&self, what: impl Into<String>) -> Error {
+        match self.check_objects() {
+            Err(truncated) => truncated,
+            Ok(()) => Error::corrupt(&self.name, what),
+        }
+    }
+
+    /// Whether this process may act on the channel's shared state (it is not a `fork()`
+    /// child holding inherited handles).
+    pub(crate) fn is_ours(&self) -> bool {
+        self.health.state() != platform::INHERITED
+    }
+}
+
+/// A mapped control object whose geometry has been validated: its header, hot words, slot
+/// tables and cursors.
+pub(crate) struct Control {
+    map: ControlMap,
+    layout: ControlLayout,
+    /// Publisher slots (and rings).
+    pub producers: u32,
+    /// Subscriber slots.
+    pub subscribers: u32,
+}
+
+impl Control {
+    fn base(&self) -> *mut u8 {
+        self.map.as_ptr()
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: the control mapping is at least `layout.len` bytes (checked against the
+        // object size), page aligned, and `Header` sits at offset 0. Its plain fields are
+        // never read through this reference, only from the validated copy `inspect` made.
+        unsafe { &*(self.base() as *const Header) }
+    }
+
+    pub(crate) fn hot(&self) -> &Hot {
+        // SAFETY: `Hot` sits at HOT_OFFSET (128-aligned) inside the checked mapping and
+        // holds only atomics.
+        unsafe { &*(self.base().add(HOT_OFFSET) as *const Hot) }
+    }
+
+    pub(crate) fn producer_slot(&self, index: usize) -> &ProducerSlot {
+        assert!(index < self.producers as usize);
+        // SAFETY: `index` is in range; the producer table lies inside the checked mapping
+        // at a 128-aligned offset and holds only atomics.
+        unsafe { &*(self.base().add(self.layout.producers_offset) as *const ProducerSlot).add(index) }
+    }
+
+    pub(crate) fn subscriber_slot(&self, index: usize) -> &SubscriberSlot {
+        assert!(index < self.subscribers as usize);
+        // SAFETY: as for `producer_slot`, for the subscriber table.
+        unsafe { &*(self.base().add(self.layout.subscribers_offset) as *const SubscriberSlot).add(index) }
+    }
+
+    /// Subscriber `subscriber`'s read position in ring `producer`.
+    pub(crate) fn cursor(&self, subscriber: usize, producer: usize) -> &Cursor {
+        assert!(subscriber < self.subscribers as usize && producer < self.producers as usize);
+        let index = subscriber * self.producers as usize + producer;
+        // SAFETY: `index` < S·P, the size of the cursor table inside the checked mapping.
+        unsafe { &*(self.base().add(self.layout.cursors_offset) as *const Cursor).add(index) }
+    }
+}

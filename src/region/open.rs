@@ -1,0 +1,223 @@
+//! Opening an existing channel: its control object once READY, refused before a byte is
+//! read if its owner is not trusted; its rings, checked to be the very objects its control
+//! block recorded; and the read-only control view the status API uses.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+
+use super::header::{Found, inspect};
+use super::object::{
+    RingStore, hugetlbfs_ring_path, map_rings, open_control, open_ring_file, recorded_rings, shm_error,
+};
+use super::validate::{Checked, check_geometry, check_identity, validate_info};
+use super::{Control, Kind, Shared};
+use crate::error::{Error, Result};
+use crate::platform::{self, ControlMap, HEALTHY, Health, ObjectFacts, ObjectNames, RingOptions};
+use crate::trust::Trust;
+use crate::wire::layout::{ChannelInfo, ControlLayout, SLOT_FREE};
+use rustix::io::Errno;
+
+/// A control object that its owner finished creating.
+pub(super) struct Opened {
+    names: ObjectNames,
+    fd: OwnedFd,
+    facts: ObjectFacts,
+    map: ControlMap,
+    info: Box<ChannelInfo>,
+    owner: u64,
+}
+
+/// Opens `name`'s control object once its owner has finished creating it (waiting a
+/// bounded time if `wait`), refusing it before reading a byte if `trust` does not accept
+/// its owner. Its info is still to be validated.
+pub(super) fn open_ready(name: &str, wait: bool, trust: &Trust, health: &Health) -> Result<Opened> {
+    let (names, fd, facts) = open_control(name)?;
+    trust.check(name, &facts, None, None)?;
+    match inspect(&fd, name, wait, health)? {
+        Found::Ready(map, info, owner) => Ok(Opened {
+            names,
+            fd,
+            facts,
+            map,
+            info,
+            owner,
+        }),
+        Found::Foreign(reason) => Err(Error::NotAChannel {
+            name: name.to_owned(),
+            reason,
+        }),
+        Found::Unready(owner) if owner != SLOT_FREE && !platform::token_alive(owner) => Err(Error::Stale {
+            name: name.to_owned(),
+            owner_pid: platform::token_pid(owner),
+        }),
+        Found::Unready(_) => Err(Error::Initializing { name: name.to_owned() }),
+    }
+}
+
+/// Opens an existing channel and checks that it is what `kind` expects and that `trust`
+/// accepts who made it.
+pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
+    let health = Health::new(name)?;
+    let Opened {
+        names,
+        fd: control_fd,
+        facts,
+        map: control,
+        info,
+        owner,
+    } = open_ready(name, true, trust, &health)?;
+    let checked = validate_info(name, &info, kind, facts.len.min(control.len() as u64))?;
+    if owner != SLOT_FREE && !platform::token_alive(owner) {
+        return Err(Error::Stale {
+            name: name.to_owned(),
+            owner_pid: platform::token_pid(owner),
+        });
+    }
+
+    let (ring_fd, ring_store, ring_facts) = open_rings(name, &names, &info, &checked, &facts, trust)?;
+    let options = RingOptions {
+        huge_page: checked.huge_pages.size(),
+        numa_node: None,
+        populate: true,
+    };
+    let rings = map_rings(&ring_fd, checked.producers, checked.capacity, &options, &health, name)?;
+    Ok(Shared {
+        name: name.to_owned(),
+        capacity: checked.capacity,
+        window: checked.window,
+        max_message_len: checked.max_message_len,
+        // A raw view of a typed channel must keep its messages at the type's exact size.
+        fixed_len: kind.fixed_len.or(checked.typed.then_some(checked.max_message_len)),
+        frame_align: kind.frame_align,
+        header_len: kind.header_len,
+        control: Control {
+            map: control,
+            layout: ControlLayout::new(checked.producers, checked.subscribers),
+            producers: checked.producers,
+            subscribers: checked.subscribers,
+        },
+        rings,
+        names,
+        ring_store,
+        control_id: facts.id,
+        ring_id: ring_facts.id,
+        control_fd,
+        ring_fd,
+        health,
+    })
+}
+
+/// Opens the ring object of the channel whose validated info is `info`, and checks it the
+/// way `connect` must: trusted owner, the very object the control block recorded, and at
+/// least as long as promised.
+pub(super) fn open_rings(
+    name: &str,
+    names: &ObjectNames,
+    info: &ChannelInfo,
+    checked: &Checked,
+    control: &ObjectFacts,
+    trust: &Trust,
+) -> Result<(OwnedFd, RingStore, ObjectFacts)> {
+    let (ring_fd, ring_store) = match checked.huge_pages.size() {
+        Some(size) => {
+            let dir = PathBuf::from(std::ffi::OsStr::new(
+                std::str::from_utf8(&info.hugetlbfs_dir[..info.hugetlbfs_dir_len as usize])
+                    .map_err(|_| Error::corrupt(name, "the hugetlbfs directory is not valid UTF-8"))?,
+            ));
+            // The path comes from shared memory: only ever open our own file name in a real
+            // hugetlbfs mount.
+            platform::check_hugetlbfs(&dir, size)?;
+            let path = hugetlbfs_ring_path(&dir, names);
+            let fd = open_ring_file(&path).map_err(|e| shm_error("open (rings)", name, e))?;
+            (fd, RingStore::HugeFile(path))
+        }
+        None => {
+            let fd = platform::shm_open(&names.rings).map_err(|e| match e {
+                Errno::NOENT => Error::NotAChannel {
+                    name: name.to_owned(),
+                    reason: "its ring memory is missing".into(),
+                },
+                Errno::LOOP => Error::NotAChannel {
+                    name: name.to_owned(),
+                    reason: "a symbolic link stands at its rings' name, which salias never follows".into(),
+                },
+                e => shm_error("shm_open (rings)", name, e),
+            })?;
+            (fd, RingStore::Shm(names.rings.clone()))
+        }
+    };
+    let ring_facts = platform::object_facts(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
+    trust.check(name, control, Some(&ring_facts), Some(info.permissions))?;
+    if recorded_rings(info) != Some(ring_facts.id) {
+        return Err(Error::NotAChannel {
+            name: name.to_owned(),
+            reason: "the ring object at its name is not the one its control block recorded".into(),
+        });
+    }
+    if ring_facts.len < info.ring_object_len {
+        return Err(Error::corrupt(
+            name,
+            format!(
+                "the ring memory is {} bytes, the control block promises {}",
+                ring_facts.len, info.ring_object_len
+            ),
+        ));
+    }
+    Ok((ring_fd, ring_store, ring_facts))
+}
+
+/// A channel's control block mapped for reading its state, with what `connect` would
+/// check of it.
+pub(crate) struct ControlView {
+    pub control: Control,
+    pub info: Box<ChannelInfo>,
+    pub owner: u64,
+    pub facts: ObjectFacts,
+    /// Declared last, so the mapping is released first.
+    health: Health,
+}
+
+impl ControlView {
+    /// Fails if the control object was truncated while it was read.
+    pub(crate) fn check_health(&self, name: &str) -> Result<()> {
+        match self.health.state() {
+            HEALTHY => Ok(()),
+            state => Err(platform::unhealthy(name, state)),
+        }
+    }
+}
+
+/// Opens a channel's control object alone, whatever its kind and message type, for
+/// reading its state (`crate::status`), if `trust` accepts its owner. Its geometry is
+/// validated as `connect` would; the returned info is the copy it was validated from.
+pub(crate) fn open_control_view(name: &str, trust: &Trust) -> Result<ControlView> {
+    let health = Health::new(name)?;
+    // No wait: a status is a snapshot, and one of a channel being created says so.
+    let Opened {
+        facts,
+        map,
+        info,
+        owner,
+        ..
+    } = open_ready(name, false, trust, &health)?;
+    trust.check(name, &facts, None, Some(info.permissions))?;
+    check_identity(name, &info)?;
+    let checked = check_geometry(name, &info, facts.len.min(map.len() as u64))?;
+    // The rings are not mapped, but a channel whose rings are gone is not one to report
+    // as fine.
+    let names = ObjectNames::of(name);
+    open_rings(name, &names, &info, &checked, &facts, trust)?;
+    let control = Control {
+        map,
+        layout: ControlLayout::new(checked.producers, checked.subscribers),
+        producers: checked.producers,
+        subscribers: checked.subscribers,
+    };
+    Ok(ControlView {
+        control,
+        info,
+        owner,
+        facts,
+        health,
+    })
+}

@@ -1,0 +1,146 @@
+//! Slots changing hands on a mapped channel: claiming a free one, taking over a dead
+//! holder's, reaping the dead, and recovering the true end of a ring a dead publisher left.
+
+use std::sync::atomic::Ordering;
+
+use super::Shared;
+use crate::error::{Error, Result, Role};
+use crate::platform::{self, Identity};
+use crate::wire::frame;
+use crate::wire::layout::{CURSOR_IDLE, Holder, MAX_POSITION, SLOT_FREE};
+
+/// How often a claim looks again at a slot whose holder word changed under it.
+pub(super) const CLAIM_ATTEMPTS_PER_SLOT: u32 = 8;
+
+/// Takes `holder`'s slot for `me` if it is free or its holder died. The word may change
+/// while we look (a reaper freeing it, another claimer): look again at what it changed
+/// to, a bounded number of times so a peer flipping it cannot keep us here.
+pub(super) fn take_if_free_or_dead(holder: &Holder, me: u64) -> bool {
+    let mut token = holder.token.load(Ordering::Acquire);
+    for _ in 0..CLAIM_ATTEMPTS_PER_SLOT {
+        if token != SLOT_FREE && platform::token_alive(token) {
+            return false;
+        }
+        match holder
+            .token
+            .compare_exchange(token, me, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => return true,
+            Err(now) => token = now,
+        }
+    }
+    false
+}
+
+impl Shared {
+    /// Claims the first free slot of `holders`, or takes over one whose holder died.
+    pub(crate) fn claim_slot<'a>(
+        &'a self,
+        role: Role,
+        holders: impl Iterator<Item = &'a Holder> + Clone,
+    ) -> Result<usize> {
+        let me = Identity::current().token();
+        for (index, holder) in holders.clone().enumerate() {
+            if holder
+                .token
+                .compare_exchange(SLOT_FREE, me, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(index);
+            }
+        }
+        // All taken: a holder that died without releasing its slot gives it up.
+        for (index, holder) in holders.enumerate() {
+            if take_if_free_or_dead(holder, me) {
+                return Ok(index);
+            }
+        }
+        let slots = match role {
+            Role::Publisher => self.producers,
+            Role::Subscriber => self.subscribers,
+        };
+        Err(Error::NoFreeSlot {
+            name: self.name.clone(),
+            role,
+            slots,
+        })
+    }
+
+    /// Frees the slots of holders that died. A dead fanout subscriber's cursors turn idle,
+    /// so it stops holding publishers back; a dead Mpsc subscriber's cursors stay, so the
+    /// next subscriber resumes there. Returns (publishers, subscribers) reaped.
+    pub(crate) fn reap(&self, fanout: bool) -> (u32, u32) {
+        let me = Identity::current().token();
+        // Replaces a dead holder's word with `to`, if it is still that dead holder's.
+        let replace_if_dead = |holder: &Holder, to: u64| {
+            let token = holder.token.load(Ordering::Acquire);
+            token != SLOT_FREE
+                && !platform::token_alive(token)
+                && holder
+                    .token
+                    .compare_exchange(token, to, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+        };
+        // A dead publisher's or Mpsc subscriber's slot is freed in one step: a slot taken
+        // over even for a moment would make a concurrent claim fail with `NoFreeSlot`.
+        let mut publishers = 0;
+        for p in 0..self.producers as usize {
+            if replace_if_dead(&self.producer_slot(p).holder, SLOT_FREE) {
+                publishers += 1;
+            }
+        }
+        let mut subscribers = 0;
+        for s in 0..self.subscribers as usize {
+            let holder = &self.subscriber_slot(s).holder;
+            if !fanout {
+                subscribers += u32::from(replace_if_dead(holder, SLOT_FREE));
+            } else if replace_if_dead(holder, me) {
+                // Taken over first, so no one claims it while its cursors are reset.
+                for p in 0..self.producers as usize {
+                    self.cursor(s, p).store(CURSOR_IDLE, Ordering::Release);
+                }
+                holder.token.store(SLOT_FREE, Ordering::Release);
+                subscribers += 1;
+            }
+        }
+        (publishers, subscribers)
+    }
+
+    /// Claims subscriber slot `index` specifically (fanout).
+    pub(crate) fn claim_subscriber_slot_at(&self, index: usize) -> Result<usize> {
+        if index >= self.subscribers as usize {
+            return Err(Error::SlotOutOfRange {
+                name: self.name.clone(),
+                slot: index,
+                slots: self.subscribers,
+            });
+        }
+        let holder = &self.subscriber_slot(index).holder;
+        if take_if_free_or_dead(holder, Identity::current().token()) {
+            return Ok(index);
+        }
+        Err(Error::SlotInUse {
+            name: self.name.clone(),
+            slot: index,
+            holder_pid: platform::token_pid(holder.token.load(Ordering::Relaxed)),
+        })
+    }
+
+    /// Recovers the true end of ring `producer`: the reported tail, plus any frames a
+    /// previous holder committed but died before reporting.
+    pub(crate) fn recover_tail(&self, producer: usize) -> Result<u64> {
+        let tail = self.producer_slot(producer).progress.tail.load(Ordering::Acquire);
+        let ring = self.ring(producer).base();
+        if !tail.is_multiple_of(self.frame_align as u64) || tail >= MAX_POSITION {
+            return Err(Error::corrupt(
+                &self.name,
+                format!("ring {producer} reports tail {tail}, which is not a frame-aligned position"),
+            ));
+        }
+        let geometry = (self.max_message_len, self.header_len, self.frame_align);
+        // SAFETY: the ring is mapped for as long as `self`, `capacity` is its validated size,
+        // and `tail` was just checked to be frame-aligned (frames align to at least 8).
+        let tail = unsafe { frame::committed_end(ring, self.capacity, tail, geometry, crate::protocol::is_committed) };
+        Ok(tail)
+    }
+}

@@ -1,0 +1,306 @@
+//! The receiving end: a [`Subscriber`] reads every publisher ring in place and hands out
+//! borrowed views of the messages.
+//!
+//! A message stays in the ring while its view ([`Received`]) lives; releasing it only moves
+//! a local position. The subscriber tells publishers about freed room in batches (every
+//! quarter window, and whenever it runs out of messages), so receiving costs no shared
+//! write per message.
+//!
+//! In FIFO mode the rings are drained in bursts, round robin. In Ordered mode the
+//! subscriber delivers strictly by global sequence: the message numbered `next` is at the
+//! head of exactly one ring, because each publisher's numbers increase along its ring.
+//!
+//! By job: `reader` reads one ring in place and releases room, `select` picks the next
+//! message (FIFO or Ordered), `health` notices what has gone wrong, `recv` is the receive
+//! API, and `received` what it hands out.
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::error::{Result, Role};
+use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
+use crate::message::Payload;
+use crate::protocol::{self};
+use crate::region::Shared;
+use crate::wait::{Adaptive, WaitStrategy};
+use crate::wire::layout::{MAX_POSITION, SLOT_FREE, ShmPtr, WakeWord};
+
+mod health;
+mod reader;
+mod received;
+mod recv;
+mod select;
+
+pub use received::{MessageInfo, Received, ReceivedBytes};
+
+/// This subscriber's state for one publisher ring.
+struct Reader {
+    base: ShmPtr<u8>,
+    /// Position of the next frame to read.
+    head: u64,
+    /// Position last stored to the shared cursor.
+    released: u64,
+    cursor: ShmPtr<AtomicU64>,
+}
+
+/// Where the next message is: its ring, payload length, and global sequence (Ordered).
+#[derive(Clone, Copy)]
+struct Next {
+    ring: usize,
+    len: usize,
+    sequence: u64,
+    /// Ordered mode: numbers lost right before this message (their publisher died).
+    gap_before: u64,
+}
+
+/// Sequence numbers an ordered subscriber found missing: each was taken by a publisher
+/// that died before committing it. Never a silent hole: the first message after a gap
+/// also reports it (`gap_before`).
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-gaps-{}", std::process::id());
+/// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name))?;
+/// let subscriber = channel.subscriber()?;
+/// // No publisher has died holding a number: nothing is missing.
+/// assert_eq!(subscriber.gaps(), &salias::Gaps::default());
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gaps {
+    /// How many separate gaps were found.
+    pub events: u64,
+    /// How many sequence numbers were missing in all.
+    pub missing: u64,
+    /// The most recent gap: its first and one-past-last missing number.
+    pub last: Option<std::ops::Range<u64>>,
+}
+
+/// Receives messages of type `T` from every publisher of a channel.
+///
+/// `Send` but not `Sync`. Dropping it releases everything it read and frees its slot. On
+/// an `Mpsc` channel the next subscriber continues exactly where this one stopped; on a
+/// `Fanout` channel the slot stops holding publishers back.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-subscriber-type-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let mut subscriber = channel.subscriber()?;
+/// publisher.offer(&Tick { seq: 1 })?;
+/// let tick = subscriber.recv()?; // a view into the ring, released when dropped
+/// assert_eq!((tick.seq, tick.publisher_slot()), (1, 0));
+/// # Ok::<(), salias::Error>(())
+/// ```
+pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
+    shared: Arc<Shared>,
+    slot: usize,
+    readers: Box<[Reader]>,
+    mask: u64,
+    max_len: usize,
+    fixed_len: Option<usize>,
+    release_every: u64,
+    current: Cell<usize>,
+    burst: Cell<u32>,
+    /// Ordered mode: the sequence number to deliver next.
+    next_sequence: u64,
+    received: u64,
+    /// Ordered mode: frames passed over because they were numbered before this subscriber
+    /// joined.
+    skipped: u64,
+    /// Ordered mode: numbers lost right before the next message to deliver.
+    gap_before: u64,
+    gaps: Gaps,
+    /// Consecutive searches that found nothing, and when health was last checked.
+    misses: u32,
+    last_health_check: Option<Instant>,
+    wake: ShmPtr<WakeWord>,
+    /// This slot's saved resume sequence (ordered Mpsc).
+    resume: ShmPtr<AtomicU64>,
+    /// Taken out while a blocking call runs, so waiting never allocates.
+    strategy: Option<Box<dyn WaitStrategy>>,
+    /// The channel's health cell (`platform::guard`), checked on every call.
+    health: &'static AtomicU32,
+    _marker: KindMarker<T, M, K>,
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
+    /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
+    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
+        shared.check_health()?;
+        let slot = match slot {
+            Some(index) => shared.claim_subscriber_slot_at(index)?,
+            None => shared.claim_slot(
+                Role::Subscriber,
+                (0..shared.subscribers as usize).map(|s| &*shared.subscriber_slot(s).holder),
+            )?,
+        };
+        // SAFETY: the wake word and this slot's resume word live in the control mapping,
+        // which `shared` keeps alive as long as this subscriber.
+        let (wake, resume) = unsafe {
+            (
+                ShmPtr::new(&*shared.hot().wake),
+                ShmPtr::new(&*shared.subscriber_slot(slot).next_sequence),
+            )
+        };
+        let mut subscriber = Subscriber {
+            slot,
+            readers: Box::default(),
+            mask: shared.capacity as u64 - 1,
+            max_len: shared.max_message_len,
+            fixed_len: shared.fixed_len,
+            release_every: (shared.window as u64 / 4).max(1),
+            current: Cell::new(0),
+            burst: Cell::new(0),
+            next_sequence: 0,
+            received: 0,
+            skipped: 0,
+            gap_before: 0,
+            gaps: Gaps::default(),
+            misses: 0,
+            last_health_check: None,
+            wake,
+            resume,
+            strategy: Some(Box::new(Adaptive::default())),
+            health: shared.health(),
+            _marker: KindMarker::default(),
+            shared,
+        };
+        // On failure `subscriber` drops, which frees the slot.
+        subscriber.attach()?;
+        Ok(subscriber)
+    }
+
+    /// Sets up the per-ring readers at this slot's starting positions.
+    pub(super) fn attach(&mut self) -> Result<()> {
+        let shared = &*self.shared;
+        let rings = shared.producers as usize;
+        let mut heads = Vec::with_capacity(rings);
+        if K::FANOUT {
+            protocol::join(
+                rings,
+                |ring| &shared.producer_slot(ring).progress.tail,
+                |ring| &**shared.cursor(self.slot, ring),
+                |_, head| heads.push(head),
+            );
+            // Every message numbered from here on lies past the heads just chosen (its
+            // publisher had not reported it yet); lower numbers still in the rings were
+            // sent before we joined and are passed over.
+            self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
+        } else {
+            for ring in 0..rings {
+                heads.push(shared.cursor(self.slot, ring).load(Ordering::Acquire));
+            }
+            self.next_sequence = shared.subscriber_slot(self.slot).next_sequence.load(Ordering::Acquire);
+        }
+        if self.next_sequence >= MAX_POSITION {
+            return Err(shared.corrupt(format!(
+                "the starting sequence number {} is out of range",
+                self.next_sequence
+            )));
+        }
+        let mut readers = Vec::with_capacity(rings);
+        for (ring, head) in heads.into_iter().enumerate() {
+            if !head.is_multiple_of(shared.frame_align as u64) || head >= MAX_POSITION {
+                return Err(shared.corrupt(format!(
+                    "subscriber {}'s cursor in ring {ring} is {head}, which is not a frame-aligned position",
+                    self.slot
+                )));
+            }
+            readers.push(Reader {
+                // SAFETY: the ring and control mappings live as long as `shared`, which
+                // this subscriber holds.
+                base: unsafe { ShmPtr::from_raw(shared.ring(ring).base()) },
+                head,
+                released: head,
+                // SAFETY: as above.
+                cursor: unsafe { ShmPtr::new(&**shared.cursor(self.slot, ring)) },
+            });
+        }
+        self.readers = readers.into_boxed_slice();
+        Ok(())
+    }
+
+    /// The subscriber slot this handle holds.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// Messages this handle has received.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Replaces the strategy blocking receives wait with (default [`Adaptive`]).
+    pub fn set_wait_strategy(&mut self, strategy: impl WaitStrategy + 'static) {
+        self.strategy = Some(Box::new(strategy));
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// The global sequence number of the next message this subscriber will deliver.
+    pub fn next_sequence(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.next_sequence
+    }
+
+    /// Messages passed over because they were numbered before this subscriber joined
+    /// (or, after a crash, were already delivered to the previous subscriber).
+    pub fn skipped_before_join(&self) -> u64
+    where
+        M: GlobalOrder,
+    {
+        self.skipped
+    }
+
+    /// Sequence numbers found missing because their publishers died holding them.
+    pub fn gaps(&self) -> &Gaps
+    where
+        M: GlobalOrder,
+    {
+        &self.gaps
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
+    fn drop(&mut self) {
+        if !self.shared.is_ours() {
+            // Inherited across fork(): the slot is the parent's.
+            return;
+        }
+        if K::FANOUT {
+            // Stop holding publishers back (every ring, even if joining failed midway).
+            for ring in 0..self.shared.producers as usize {
+                protocol::leave(&**self.shared.cursor(self.slot, ring));
+            }
+        } else {
+            // Leave everything the next subscriber needs to resume exactly here.
+            self.save_resume_point();
+            self.release_all();
+        }
+        let slot = self.shared.subscriber_slot(self.slot);
+        slot.holder.token.store(SLOT_FREE, Ordering::Release);
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Subscriber<T, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscriber")
+            .field("channel", &self.shared.name)
+            .field("slot", &self.slot)
+            .field("received", &self.received)
+            .finish()
+    }
+}

@@ -1,0 +1,148 @@
+//! Reading one ring in place: the committed frame at a ring's head, moving past it, and
+//! releasing room to publishers in batches.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Next, Reader, Subscriber};
+use crate::error::Result;
+use crate::kind::{Mode, Topology};
+use crate::message::Payload;
+use crate::protocol::{self, Head};
+use crate::wire::frame::{self, Frame};
+
+/// Asks for the cache line after the one holding the commit word at `at`, where most of a
+/// frame's payload lies, so that when the commit arrives both lines are already in flight
+/// instead of one after the other. Elsewhere than x86-64 and AArch64 it does nothing.
+#[inline(always)]
+fn prefetch_payload_line(at: *const u8) {
+    let next_line = at.wrapping_add(64 - (at as usize & 63));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching has no preconditions and never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(next_line.cast());
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: PRFM is a hint: it never faults, whatever the address, reads no memory the
+    // program can observe and changes no register or flag.
+    unsafe {
+        std::arch::asm!("prfm pldl1keep, [{line}]", line = in(reg) next_line, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = next_line;
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// The committed frame at the head of ring `ring`, if any.
+    #[inline(always)]
+    pub(super) fn peek(&self, ring: usize) -> Result<Option<Head>> {
+        let reader = &self.readers[ring];
+        // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the commit word is
+        // inside the first view and aligned for AtomicU64.
+        let at = unsafe { reader.base.as_ptr().add((reader.head & self.mask) as usize) };
+        prefetch_payload_line(at);
+        // SAFETY: see above.
+        if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, reader.head) {
+            return Ok(None);
+        }
+        // SAFETY: a committed frame inside the double view; the commit made its header
+        // visible.
+        let (len, sequence) = unsafe { frame::read_header::<M>(at) };
+        let valid = match self.fixed_len {
+            Some(fixed) => len == fixed,
+            None => len <= self.max_len,
+        };
+        if !valid {
+            return Err(self.shared.corrupt(
+                format!(
+                    "ring {ring} has a frame at position {} declaring {len} bytes, but this channel's messages are {} bytes",
+                    reader.head,
+                    match self.fixed_len {
+                        Some(fixed) => format!("exactly {fixed}"),
+                        None => format!("at most {}", self.max_len),
+                    }
+                ),
+            ));
+        }
+        Ok(Some(Head { len, sequence }))
+    }
+
+    /// Moves past a frame without delivering it.
+    pub(super) fn skip(&mut self, ring: usize, len: usize) {
+        self.skipped += 1;
+        self.move_head(ring, len);
+    }
+
+    /// Moves past the delivered frame at the head of `ring`.
+    #[inline(always)]
+    pub(super) fn advance(&mut self, next: Next) {
+        self.received += 1;
+        if M::ORDERED {
+            self.next_sequence = next.sequence + 1;
+            self.gap_before = 0;
+            if !K::FANOUT {
+                // Per message, to a line only a successor reads: if this process dies, the
+                // next subscriber passes over everything handled so far, even though the
+                // cursors are saved only now and then.
+                self.resume_point().store(self.next_sequence, Ordering::Relaxed);
+            }
+        }
+        self.move_head(next.ring, next.len);
+    }
+
+    #[inline(always)]
+    pub(super) fn move_head(&mut self, ring: usize, len: usize) {
+        let reader = &mut self.readers[ring];
+        reader.head += Frame::<T, M>::len(len) as u64;
+        if reader.head - reader.released >= self.release_every {
+            self.save_resume_point();
+            Self::store_cursor(&mut self.readers[ring]);
+        }
+    }
+
+    /// Ordered Mpsc: saves the next sequence number before any cursor moves past what it
+    /// covers, so a successor of a subscriber that crashed passes over exactly the
+    /// messages already delivered (they are numbered below it) and loses none.
+    #[inline(always)]
+    pub(super) fn save_resume_point(&self) {
+        if M::ORDERED && !K::FANOUT {
+            self.resume_point().store(self.next_sequence, Ordering::Release);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn resume_point(&self) -> &AtomicU64 {
+        self.resume.get()
+    }
+
+    #[inline(always)]
+    pub(super) fn store_cursor(reader: &mut Reader) {
+        protocol::release(reader.cursor.get(), reader.head);
+        reader.released = reader.head;
+    }
+
+    /// Tells publishers about all room released so far (done automatically whenever the
+    /// subscriber runs out of messages).
+    pub fn release_all(&mut self) {
+        if self.readers.iter().any(|r| r.head != r.released) {
+            self.save_resume_point();
+        }
+        for reader in self.readers.iter_mut() {
+            if reader.head != reader.released {
+                Self::store_cursor(reader);
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn payload(&self, ring: usize) -> *const u8 {
+        let reader = &self.readers[ring];
+        // SAFETY: the committed frame at `head` lies inside the double view (its length
+        // was validated against the maximum, which fits the window ≤ capacity).
+        unsafe {
+            reader
+                .base
+                .as_ptr()
+                .add((reader.head & self.mask) as usize + Frame::<T, M>::HEADER)
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Receiving: the receive loop (with its health checks and waiting) and the public
+//! `try_recv`, `recv`, `recv_timeout` and `poll`.
+
+use std::time::{Duration, Instant};
+
+use super::{MessageInfo, Next, Received, Subscriber};
+use crate::error::{Error, Result};
+use crate::kind::{KindMarker, Mode, Topology};
+use crate::message::{Bytes, Message, Payload};
+use crate::wait::{Adaptive, Waiter};
+
+use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    pub(super) fn next(&mut self) -> Result<Option<Next>> {
+        self.check_usable()?;
+        if let Some(next) = self.find()? {
+            self.misses = 0;
+            return Ok(Some(next));
+        }
+        // Nothing found may mean the ring turned to zero pages under the search.
+        self.check_usable()?;
+        self.release_all();
+        self.misses = self.misses.saturating_add(1);
+        if self.misses >= HEALTH_AFTER_MISSES {
+            let now = Instant::now();
+            if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
+                self.last_health_check = Some(now);
+                if self.check_health()? {
+                    return self.find();
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    pub(super) fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next> {
+        if let Some(next) = self.next()? {
+            return Ok(next);
+        }
+        let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
+        let mut waiter = Waiter::new(timeout);
+        let outcome = loop {
+            match self.next() {
+                Ok(None) => {}
+                Ok(Some(next)) => break Ok(next),
+                Err(e) => break Err(e),
+            }
+            let this = &*self;
+            if !waiter.wait(&mut *strategy, Some(this.wake.get()), &mut || this.any_ready()) {
+                break Err(Error::TimedOut);
+            }
+        };
+        self.strategy = Some(strategy);
+        outcome
+    }
+
+    pub(super) fn info(next: Next) -> MessageInfo<M> {
+        MessageInfo {
+            slot: next.ring,
+            seq: next.sequence,
+            gap: next.gap_before,
+            _mode: KindMarker::default(),
+        }
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// The next message, if one is committed, as a view into the ring; `Ok(None)` when
+    /// there is none. The message is released when the view is dropped.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-try-recv-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// assert!(subscriber.try_recv()?.is_none()); // nothing yet; never waits
+    /// channel.publisher()?.offer(&Tick { seq: 3 })?;
+    /// if let Some(tick) = subscriber.try_recv()? {
+    ///     assert_eq!(tick.seq, 3);
+    /// }
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn try_recv(&mut self) -> Result<Option<Received<'_, T, M, K>>> {
+        Ok(self.next()?.map(|next| Received::new(self, next)))
+    }
+
+    /// Waits for the next message using the wait strategy.
+    pub fn recv(&mut self) -> Result<Received<'_, T, M, K>> {
+        let next = self.wait_next(None)?;
+        Ok(Received::new(self, next))
+    }
+
+    /// Like [`recv`](Self::recv), giving up with [`Error::TimedOut`] after `timeout`.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-recv-timeout-{}", std::process::id());
+    /// use std::time::Duration;
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let nothing = subscriber.recv_timeout(Duration::from_millis(1)).map(|t| t.seq);
+    /// assert_eq!(nothing, Err(salias::Error::TimedOut));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Received<'_, T, M, K>> {
+        let next = self.wait_next(Some(timeout))?;
+        Ok(Received::new(self, next))
+    }
+}
+
+impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// Hands up to `max` committed messages to `handle`, with where each came from, and
+    /// releases them; returns how many. Never waits.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-poll-{}", std::process::id());
+    /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).producers(2))?;
+    /// let (mut a, mut b) = (channel.publisher()?, channel.publisher()?);
+    /// a.offer(&Tick { seq: 10 })?;
+    /// b.offer(&Tick { seq: 20 })?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut seen = Vec::new();
+    /// let handled = subscriber.poll(16, |info, tick| seen.push((info.sequence(), tick.seq)))?;
+    /// // One global order across publishers: the sequence numbers say which came first.
+    /// assert_eq!((handled, seen), (2, vec![(0, 10), (1, 20)]));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
+        self.check_usable()?;
+        let mut count = 0;
+        while count < max {
+            let Some(next) = self.find()? else { break };
+            // SAFETY: the payload is a committed, validated frame of exactly
+            // `size_of::<T>()` bytes, aligned for `T`; `T` accepts any bit pattern.
+            handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
+            self.advance(next);
+            count += 1;
+        }
+        self.check_usable()?;
+        self.release_all();
+        Ok(count)
+    }
+}
+
+impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
+    /// Hands up to `max` committed messages to `handle`, with where each came from, and
+    /// releases them; returns how many. Never waits.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-poll-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+    /// channel.publisher()?.offer_batch(&[&b"one"[..], b"two"])?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut total = 0;
+    /// subscriber.poll(16, |_, bytes| total += bytes.len())?;
+    /// assert_eq!(total, 6);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
+        self.check_usable()?;
+        let mut count = 0;
+        while count < max {
+            let Some(next) = self.find()? else { break };
+            // SAFETY: the payload is a committed frame whose validated length lies inside
+            // the double view.
+            handle(Self::info(next), unsafe {
+                std::slice::from_raw_parts(self.payload(next.ring), next.len)
+            });
+            self.advance(next);
+            count += 1;
+        }
+        self.check_usable()?;
+        self.release_all();
+        Ok(count)
+    }
+}
