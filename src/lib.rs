@@ -89,6 +89,22 @@
 //! treat message contents as input, as you would a network packet. A process allowed to
 //! write a channel's objects can always stop that channel from working; it cannot crash or
 //! fool the others.
+//!
+//! # What a borrowed message assumes about peers
+//!
+//! A received message is a `&T` (or `&[u8]`) into the ring, and a claim a `&mut T`: that is
+//! what makes salias zero-copy. Such a reference is sound while every process follows the
+//! protocol: a publisher writes a frame only while it owns the room (between its
+//! reservation and its commit, before which no subscriber reads it), and does not write it
+//! again until every subscriber has released it. salias itself never breaks that rule, and
+//! everything it *reads* to decide (commit words, lengths, positions) is loaded atomically
+//! or copied and validated, never trusted through a reference. A peer that breaks the rule
+//! (a buggy or hostile writer of the same memory) can change the bytes behind a borrowed
+//! message; Rust's memory model calls that a data race, so salias narrows what it can do:
+//! a message type is plain data that accepts every bit pattern (`Message`), so the worst a
+//! reader sees is wrong values, never an invalid `T`, and no reference to bytes a peer may
+//! write ever reaches salias's own bookkeeping. The `SAFETY` comments that hand out such
+//! references cite this section.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

@@ -354,10 +354,12 @@ impl MagicRing {
                     unsafe { native::bind_numa(at, capacity, node) }
                         .map_err(|e| Error::platform("mbind", object, e))?;
                     if options.populate {
-                        touch_pages(ring.base.as_ptr(), capacity, align);
+                        // SAFETY: the first view was just mapped, `capacity` bytes.
+                        unsafe { touch_pages(ring.base.as_ptr(), capacity, align) };
                     }
                 } else if options.populate && native::POPULATE.is_empty() {
-                    touch_pages(ring.base.as_ptr(), capacity, align);
+                    // SAFETY: as above.
+                    unsafe { touch_pages(ring.base.as_ptr(), capacity, align) };
                 }
             }
         }
@@ -387,10 +389,14 @@ impl Drop for MagicRing {
 /// Reads one byte of every page so it is faulted in (and, for shared memory, allocated)
 /// before first use. Reading, never writing: a process connecting to a live channel must
 /// not disturb frames already in the ring.
-pub(crate) fn touch_pages(base: *const u8, len: usize, page: usize) {
+///
+/// # Safety
+/// `base..base + len` must be a live mapping owned by the caller (a fault in a truncated
+/// salias mapping is caught by the guard and poisons the channel).
+pub(crate) unsafe fn touch_pages(base: *const u8, len: usize, page: usize) {
     let mut offset = 0;
     while offset < len {
-        // SAFETY: `base..base + len` is a live mapping owned by the caller.
+        // SAFETY: `base..base + len` is a live mapping (caller).
         unsafe { base.add(offset).read_volatile() };
         offset += page;
     }

@@ -39,6 +39,6 @@ pub(crate) fn check_numa_node(node: u32) -> Result<()> {
 pub(crate) fn check_numa_node(_node: u32) -> Result<()> {
     Err(Error::Unsupported {
         feature: "NUMA bindings",
-        platform: platform::PLATFORM_NAME,
+        platform: super::PLATFORM_NAME,
     })
 }

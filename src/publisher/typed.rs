@@ -11,7 +11,7 @@ use crate::wire::frame::{self, Frame};
 
 impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Copies `message` into the ring and publishes it. Returns
-    /// [`Error::Backpressured`] (and writes nothing) when the ring has no room.
+    /// [`Error::Backpressured`](crate::Error::Backpressured) (and writes nothing) when the ring has no room.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
@@ -49,7 +49,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// Publishes as many of `messages` as fit, in order, with one reservation, one
     /// progress update and (Ordered) one `fetch_add` for the whole batch. Returns how many
-    /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
+    /// were published; the rest were not written. Returns [`Error::Backpressured`](crate::Error::Backpressured) only if
     /// none fit.
     ///
     /// ```
@@ -134,7 +134,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
         self.block(None, |p| p.offer(message))
     }
 
-    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`] after `timeout`.
+    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`](crate::Error::TimedOut) after `timeout`.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};

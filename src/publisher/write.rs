@@ -40,9 +40,13 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 
     /// Commits the written frame at `at`, position `pos`.
+    ///
+    /// # Safety
+    /// `at` must be the start of the frame at `pos` that this publisher reserved and whose
+    /// header and payload it has written.
     #[inline(always)]
-    pub(super) fn commit_at(at: *mut u8, pos: u64) {
-        // SAFETY: `at` is the 8-aligned start of a frame this publisher reserved.
+    pub(super) unsafe fn commit_at(at: *mut u8, pos: u64) {
+        // SAFETY: an 8-aligned frame start inside the ring (caller).
         protocol::commit_frame(unsafe { frame::commit_word_at(at) }, pos);
     }
 
@@ -53,7 +57,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // SAFETY: `at` is the start of the frame this publisher reserved at `pos`, not yet
         // committed, so no subscriber reads its header.
         unsafe { frame::write_header::<M>(at, len, sequence) };
-        Self::commit_at(at, pos);
+        // SAFETY: the same frame, header now written and payload already in place.
+        unsafe { Self::commit_at(at, pos) };
         self.tail = pos + Frame::<T, M>::len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
         self.published = self.published.wrapping_add(1);
@@ -99,7 +104,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         }
         let mut pos = start;
         for i in 0..count {
-            Self::commit_at(self.frame_at(pos), pos);
+            // SAFETY: each frame of the reservation, written in the loop above.
+            unsafe { Self::commit_at(self.frame_at(pos), pos) };
             pos += Frame::<T, M>::len(len(i)) as u64;
         }
         self.tail = pos;

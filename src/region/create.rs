@@ -101,7 +101,7 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
             // A peer may have truncated the objects while they were being set up.
             shared.check_health()?;
             // SYNC POINT header-ready (Release side): everything above is visible first.
-            shared.header().state.store(STATE_READY, Ordering::Release);
+            shared.header_state().store(STATE_READY, Ordering::Release);
             Ok((shared, Ownership { keep: config.keep }))
         }
         Err(e) => {
@@ -197,10 +197,14 @@ pub(super) fn build(
     let ring_fd = create_ring_object(ring_store, config)?;
     let ring_id = platform::object_id(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
     *ring_id_out = Some(ring_id);
-    // SAFETY: the fresh mapping is `layout.len` ≥ size_of::<Header>() bytes, page aligned,
-    // zero filled, and nobody else can have mapped it in a READY state yet.
-    let header = unsafe { &mut *(control.as_ptr() as *mut Header) };
-    header.owner.token.store(Identity::current().token(), Ordering::Release);
+    // Until the state turns READY the block is written through raw pointers only: another
+    // process may already have mapped it (to inspect it), so no `&mut` may cover it.
+    let header = control.as_ptr() as *mut Header;
+    // SAFETY: the fresh mapping is `layout.len` ≥ size_of::<Header>() bytes, page aligned;
+    // the projection references only the atomic owner word.
+    unsafe { &(*header).owner }
+        .token
+        .store(Identity::current().token(), Ordering::Release);
 
     let fp = kind.fingerprint;
     let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(fp.name.as_bytes());
@@ -211,7 +215,7 @@ pub(super) fn build(
     }
     .unwrap_or_default();
     let (dir_bytes, dir_len) = copy_into::<MAX_DIR_LEN>(&dir);
-    header.info = ChannelInfo {
+    let info = ChannelInfo {
         magic: MAGIC,
         layout_version: LAYOUT_VERSION,
         mode: kind.mode,
@@ -242,6 +246,9 @@ pub(super) fn build(
         ring_device: ring_id.device,
         ring_inode: ring_id.inode,
     };
+    // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
+    // a peer may map may exist. Readers copy it only after the READY store releases it.
+    unsafe { (&raw mut (*header).info).write_volatile(info) };
 
     if kind.topology == Fanout::ID {
         // No subscriber yet: publishers are held back by none.

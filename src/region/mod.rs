@@ -24,6 +24,7 @@ pub(crate) use open::{connect, open_control_view};
 pub(crate) use remove::{Ownership, remove, remove_stale};
 
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::AtomicU32;
 
 use object::RingStore;
 
@@ -32,7 +33,7 @@ use crate::kind::{mode_name, topology_name};
 use crate::message::Fingerprint;
 use crate::platform::{self, ControlMap, HEALTHY, Health, MagicRing, ObjectId, ObjectNames};
 use crate::wire::frame::round_up;
-use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Hot, ProducerSlot, SubscriberSlot};
+use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Holder, Hot, ProducerSlot, SubscriberSlot};
 
 /// What a handle's type says the channel must be; built from the generic parameters.
 #[derive(Clone, Copy, Debug)]
@@ -153,11 +154,22 @@ impl Control {
         self.map.as_ptr()
     }
 
-    pub(crate) fn header(&self) -> &Header {
-        // SAFETY: the control mapping is at least `layout.len` bytes (checked against the
-        // object size), page aligned, and `Header` sits at offset 0. Its plain fields are
-        // never read through this reference, only from the validated copy `inspect` made.
-        unsafe { &*(self.base() as *const Header) }
+    /// The header's state word. Only the atomics of the header are ever referenced in
+    /// place: its plain fields (`info`) are bytes any peer may write, so they are read
+    /// only by a volatile copy (`header::copy_header`), never through a reference.
+    pub(crate) fn header_state(&self) -> &AtomicU32 {
+        let header = self.base() as *const Header;
+        // SAFETY: the mapping holds at least a `Header` at offset 0, page aligned; the place
+        // projection through the raw pointer references only the atomic field, never the
+        // header itself.
+        unsafe { &(*header).state }
+    }
+
+    /// The owner's holder word in the header.
+    pub(crate) fn owner(&self) -> &Holder {
+        let header = self.base() as *const Header;
+        // SAFETY: as for `header_state`; `Holder` holds only an atomic.
+        unsafe { &(*header).owner }
     }
 
     pub(crate) fn hot(&self) -> &Hot {

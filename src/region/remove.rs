@@ -26,7 +26,7 @@ impl Ownership {
         }
         if self.keep {
             // Detach: the channel lives on without an owner, so it is not stale.
-            shared.header().owner.token.store(SLOT_FREE, Ordering::Release);
+            shared.owner().token.store(SLOT_FREE, Ordering::Release);
         } else {
             unlink_objects(
                 &shared.names,

@@ -142,7 +142,7 @@ impl<T: Message, M: Mode, K: Topology> Deref for Received<'_, T, M, K> {
     fn deref(&self) -> &T {
         // SAFETY: a committed, validated frame of exactly `size_of::<T>()` bytes, aligned
         // for `T`, which accepts any bit pattern; publishers do not overwrite it before we
-        // release it.
+        // release it (crate docs, "What a borrowed message assumes about peers").
         unsafe { &*self.subscriber.payload(self.next.ring).cast::<T>() }
     }
 }
@@ -161,7 +161,8 @@ impl<M: Mode, K: Topology> Deref for Received<'_, Bytes, M, K> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         // SAFETY: a committed frame whose validated length lies inside the double view;
-        // publishers do not overwrite it before we release it.
+        // publishers do not overwrite it before we release it (the peers
+        // assumption in the crate docs, "What a borrowed message assumes about peers").
         unsafe { std::slice::from_raw_parts(self.subscriber.payload(self.next.ring), self.next.len) }
     }
 }

@@ -144,7 +144,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         while count < max {
             let Some(next) = self.find()? else { break };
             // SAFETY: the payload is a committed, validated frame of exactly
-            // `size_of::<T>()` bytes, aligned for `T`; `T` accepts any bit pattern.
+            // `size_of::<T>()` bytes, aligned for `T`; `T` accepts any bit pattern; peers
+            // do not write it before we release it (crate docs, "What a borrowed message
+            // assumes about peers").
             handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
             self.advance(next);
             count += 1;
@@ -176,7 +178,8 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         while count < max {
             let Some(next) = self.find()? else { break };
             // SAFETY: the payload is a committed frame whose validated length lies inside
-            // the double view.
+            // the double view; peers do not write it before we release it (crate docs,
+            // "What a borrowed message assumes about peers").
             handle(Self::info(next), unsafe {
                 std::slice::from_raw_parts(self.payload(next.ring), next.len)
             });
