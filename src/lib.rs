@@ -115,8 +115,12 @@ mod error;
 mod kind;
 mod message;
 mod platform;
+/// Public only for the loom models and the `testing` hooks: not API.
+#[cfg(any(loom, feature = "testing"))]
 #[doc(hidden)]
 pub mod protocol;
+#[cfg(not(any(loom, feature = "testing")))]
+mod protocol;
 mod publisher;
 mod region;
 mod status;
@@ -146,10 +150,12 @@ pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy
 /// use it as a field inside a salias message.
 pub use zerocopy;
 
-/// Items the derive macro expands to; not part of the public API.
+/// Items the derive macro expands to (always), and the test hooks of the `testing`
+/// feature; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::message::FieldLayout;
+    #[cfg(feature = "testing")]
     pub use crate::wire::layout::RawOffsets;
     pub use bytemuck;
     pub use zerocopy;
@@ -166,12 +172,14 @@ pub mod __private {
     pub const fn assert_field<F: MessageField + ?Sized>() {}
 
     /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
+    #[cfg(feature = "testing")]
     pub fn set_connect_init_wait(wait: std::time::Duration) {
         crate::region::set_init_wait(wait);
     }
 
     /// The shared-memory object names behind a channel name: control block, rings. For
     /// tests and tools that inspect or forge the raw objects.
+    #[cfg(feature = "testing")]
     pub fn shm_object_names(name: &str) -> [String; 2] {
         let names = crate::platform::ObjectNames::of(name);
         [names.control, names.rings]

@@ -18,6 +18,7 @@ pub mod ordered;
 pub mod ring;
 pub mod wake;
 
+#[cfg(any(loom, feature = "testing"))]
 pub use crate::wire::layout::WakeWords;
 pub use ordered::*;
 pub use ring::*;

@@ -15,6 +15,7 @@ use crate::wire::layout::{ChannelInfo, ControlLayout, Header, MAGIC, SLOT_FREE, 
 /// How long `connect` waits for an owner that is still initialising the channel, in ms.
 pub(super) static INIT_WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2_000);
 
+#[cfg(feature = "testing")]
 /// Shortens the wait for fuzzing, where every forged "initialising" channel would
 /// otherwise cost two seconds.
 pub(crate) fn set_init_wait(wait: Duration) {

@@ -18,7 +18,9 @@ mod slots;
 mod validate;
 
 pub(crate) use create::create;
-pub(crate) use header::{channel_name_of_object, set_init_wait};
+pub(crate) use header::channel_name_of_object;
+#[cfg(feature = "testing")]
+pub(crate) use header::set_init_wait;
 pub(crate) use object::control_facts;
 pub(crate) use open::{connect, open_control_view};
 pub(crate) use remove::{Ownership, remove, remove_stale};

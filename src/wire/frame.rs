@@ -113,6 +113,7 @@ pub(crate) unsafe fn read_len(at: *const u8) -> usize {
 ///
 /// # Safety
 /// As for [`write_header`].
+#[cfg(feature = "testing")]
 pub(crate) unsafe fn write_len(at: *mut u8, len: u32) {
     // SAFETY: as for `write_header`.
     unsafe { at.add(LEN_OFFSET).cast::<u32>().write(len) };

@@ -255,6 +255,7 @@ impl ControlLayout {
 }
 
 /// Byte offsets of what hostile-memory tests and inspection tools poke at.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct RawOffsets {
@@ -278,6 +279,7 @@ pub struct RawOffsets {
     pub len: usize,
 }
 
+#[cfg(feature = "testing")]
 impl RawOffsets {
     pub fn new(producers: u32, subscribers: u32) -> Self {
         use std::mem::offset_of;
