@@ -66,7 +66,9 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
         info,
         owner,
     } = open_ready(name, true, trust, &health)?;
-    let checked = validate_info(name, &info, kind, facts.len.min(control.len() as u64))?;
+    // The mapped length, from the size `inspect` saw once the owner had made it READY (the
+    // size at open time may predate its `ftruncate`).
+    let checked = validate_info(name, &info, kind, control.len() as u64)?;
     if owner != SLOT_FREE && !platform::token_alive(owner) {
         return Err(Error::Stale {
             name: name.to_owned(),
@@ -202,7 +204,7 @@ pub(crate) fn open_control_view(name: &str, trust: &Trust) -> Result<ControlView
     } = open_ready(name, false, trust, &health)?;
     trust.check(name, &facts, None, Some(info.permissions))?;
     check_identity(name, &info)?;
-    let checked = check_geometry(name, &info, facts.len.min(map.len() as u64))?;
+    let checked = check_geometry(name, &info, map.len() as u64)?;
     // The rings are not mapped, but a channel whose rings are gone is not one to report
     // as fine.
     let names = ObjectNames::of(name);
