@@ -10,16 +10,19 @@
 //!
 //! - [`ring`]: committing and consuming frames, cursors and the publisher's write limit;
 //! - [`ordered`]: global sequence numbers, the subscriber's merge, and declaring numbers lost;
-//! - [`wake`]: sleeping subscribers and the publishers that wake them.
+//! - [`wake`]: sleeping subscribers and the publishers that wake them;
+//! - [`handoff`]: slots changing hands (claim, take-over of a dead holder, reap, release).
 
 use std::sync::atomic::Ordering;
 
+pub mod handoff;
 pub mod ordered;
 pub mod ring;
 pub mod wake;
 
 #[cfg(any(loom, feature = "testing"))]
 pub use crate::wire::layout::WakeWords;
+pub use handoff::*;
 pub use ordered::*;
 pub use ring::*;
 pub use wake::*;
@@ -32,6 +35,8 @@ pub trait Word {
     fn store(&self, value: u64, order: Ordering);
     /// Atomic add, returning the previous value.
     fn fetch_add(&self, value: u64, order: Ordering) -> u64;
+    /// Atomic compare-and-exchange: the previous value, `Ok` if it was `current`.
+    fn compare_exchange(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64>;
     /// A memory fence that orders accesses to words of this kind.
     fn fence(order: Ordering);
 }
@@ -50,6 +55,10 @@ impl Word for std::sync::atomic::AtomicU64 {
         self.fetch_add(value, order)
     }
     #[inline(always)]
+    fn compare_exchange(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64> {
+        self.compare_exchange(current, new, success, failure)
+    }
+    #[inline(always)]
     fn fence(order: Ordering) {
         std::sync::atomic::fence(order)
     }
@@ -65,6 +74,9 @@ impl Word for loom::sync::atomic::AtomicU64 {
     }
     fn fetch_add(&self, value: u64, order: Ordering) -> u64 {
         self.fetch_add(value, order)
+    }
+    fn compare_exchange(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64> {
+        self.compare_exchange(current, new, success, failure)
     }
     fn fence(order: Ordering) {
         loom::sync::atomic::fence(order)

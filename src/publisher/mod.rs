@@ -30,7 +30,7 @@ use crate::message::Payload;
 use crate::protocol;
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
-use crate::wire::layout::{Progress, SLOT_FREE, ShmPtr, SingleUser, WakeWord};
+use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 
 /// Publishes messages of type `T` into its own ring of a channel.
 ///
@@ -87,13 +87,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             (0..shared.producers as usize).map(|p| &*shared.producer_slot(p).holder),
         )?;
         let barrier_reaches_us = crate::platform::register_fast_side();
-        let release_slot = |shared: &Shared| {
-            shared
-                .producer_slot(slot)
-                .holder
-                .token
-                .store(SLOT_FREE, Ordering::Release)
-        };
+        let release_slot = |shared: &Shared| protocol::release_slot(&shared.producer_slot(slot).holder.token);
         let tail = match shared.recover_tail(slot) {
             Ok(tail) => tail,
             Err(e) => {
@@ -189,12 +183,9 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
             // Inherited across fork(): the slot is the parent's.
             return;
         }
+        // The tail is reported before the slot is freed, so a successor starts after it.
         self.publish_progress();
-        self.shared
-            .producer_slot(self.slot)
-            .holder
-            .token
-            .store(SLOT_FREE, Ordering::Release);
+        protocol::release_slot(&self.shared.producer_slot(self.slot).holder.token);
     }
 }
 

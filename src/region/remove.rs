@@ -3,7 +3,6 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use super::Shared;
 use super::header::{Existing, classify, read_header};
@@ -11,7 +10,7 @@ use super::object::{RingStore, hugetlbfs_ring_path, open_control, unlink_objects
 use crate::config::HugePages;
 use crate::error::{Error, Result};
 use crate::platform::{self, ObjectId, ObjectNames};
-use crate::wire::layout::{MAGIC, SLOT_FREE};
+use crate::wire::layout::MAGIC;
 
 /// The owner's handle on the names: removes them on drop unless the channel is kept.
 pub(crate) struct Ownership {
@@ -26,7 +25,7 @@ impl Ownership {
         }
         if self.keep {
             // Detach: the channel lives on without an owner, so it is not stale.
-            shared.owner().token.store(SLOT_FREE, Ordering::Release);
+            crate::protocol::release_slot(&shared.owner().token);
         } else {
             unlink_objects(
                 &shared.names,

@@ -6,30 +6,16 @@ use std::sync::atomic::Ordering;
 use super::Shared;
 use crate::error::{Error, Result, Role};
 use crate::platform::{self, Identity};
+use crate::protocol;
 use crate::wire::frame;
 use crate::wire::layout::{CURSOR_IDLE, Holder, MAX_POSITION, SLOT_FREE};
 
 /// How often a claim looks again at a slot whose holder word changed under it.
 pub(super) const CLAIM_ATTEMPTS_PER_SLOT: u32 = 8;
 
-/// Takes `holder`'s slot for `me` if it is free or its holder died. The word may change
-/// while we look (a reaper freeing it, another claimer): look again at what it changed
-/// to, a bounded number of times so a peer flipping it cannot keep us here.
-pub(super) fn take_if_free_or_dead(holder: &Holder, me: u64) -> bool {
-    let mut token = holder.token.load(Ordering::Acquire);
-    for _ in 0..CLAIM_ATTEMPTS_PER_SLOT {
-        if token != SLOT_FREE && platform::token_alive(token) {
-            return false;
-        }
-        match holder
-            .token
-            .compare_exchange(token, me, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => return true,
-            Err(now) => token = now,
-        }
-    }
-    false
+/// Takes `holder`'s slot for `me` if it is free or its holder died.
+fn take_if_free_or_dead(holder: &Holder, me: u64) -> bool {
+    protocol::take_over(&holder.token, me, platform::token_alive, CLAIM_ATTEMPTS_PER_SLOT)
 }
 
 impl Shared {
@@ -41,11 +27,7 @@ impl Shared {
     ) -> Result<usize> {
         let me = Identity::current().token();
         for (index, holder) in holders.clone().enumerate() {
-            if holder
-                .token
-                .compare_exchange(SLOT_FREE, me, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
+            if protocol::claim_free(&holder.token, me) {
                 return Ok(index);
             }
         }
@@ -71,16 +53,8 @@ impl Shared {
     /// next subscriber resumes there. Returns (publishers, subscribers) reaped.
     pub(crate) fn reap(&self, fanout: bool) -> (u32, u32) {
         let me = Identity::current().token();
-        // Replaces a dead holder's word with `to`, if it is still that dead holder's.
-        let replace_if_dead = |holder: &Holder, to: u64| {
-            let token = holder.token.load(Ordering::Acquire);
-            token != SLOT_FREE
-                && !platform::token_alive(token)
-                && holder
-                    .token
-                    .compare_exchange(token, to, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-        };
+        let replace_if_dead =
+            |holder: &Holder, to: u64| protocol::replace_if_dead(&holder.token, to, platform::token_alive);
         // A dead publisher's or Mpsc subscriber's slot is freed in one step: a slot taken
         // over even for a moment would make a concurrent claim fail with `NoFreeSlot`.
         let mut publishers = 0;
@@ -99,7 +73,7 @@ impl Shared {
                 for p in 0..self.producers as usize {
                     self.cursor(s, p).store(CURSOR_IDLE, Ordering::Release);
                 }
-                holder.token.store(SLOT_FREE, Ordering::Release);
+                protocol::release_slot(&holder.token);
                 subscribers += 1;
             }
         }

@@ -25,7 +25,7 @@ use crate::message::Payload;
 use crate::protocol::{self};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
-use crate::wire::layout::{MAX_POSITION, SLOT_FREE, ShmPtr, WakeWord};
+use crate::wire::layout::{MAX_POSITION, ShmPtr, WakeWord};
 
 mod health;
 mod reader;
@@ -291,7 +291,7 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
             self.release_all();
         }
         let slot = self.shared.subscriber_slot(self.slot);
-        slot.holder.token.store(SLOT_FREE, Ordering::Release);
+        protocol::release_slot(&slot.holder.token);
     }
 }
 
