@@ -198,6 +198,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             // sent before we joined and are passed over.
             self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
         } else {
+            // SYNC POINT mpsc-resume (successor side): after the slot's hand-off, the last
+            // holder's cursors and resume point, each stored with Release
+            // (`store_cursor`, `save_resume_point`), are where this subscriber starts.
             for ring in 0..rings {
                 heads.push(shared.cursor(self.slot, ring).load(Ordering::Acquire));
             }

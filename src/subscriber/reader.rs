@@ -105,6 +105,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline(always)]
     pub(super) fn save_resume_point(&self) {
         if M::ORDERED && !K::FANOUT {
+            // SYNC POINT mpsc-resume (holder side): stored before the cursors it covers
+            // move (Release), read by a successor's `attach` (Acquire).
             self.resume_point().store(self.next_sequence, Ordering::Release);
         }
     }
