@@ -1,5 +1,6 @@
 //! Loom models of the publish/consume protocol, the fanout write limit and join, the
-//! ordered merge with gap detection, and the sleep/wake handshake.
+//! ordered merge with gap detection, the sleep/wake handshake, and a publisher slot
+//! changing hands (released, or taken over from a dead holder whose tail is recovered).
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
 //! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
@@ -16,7 +17,9 @@
 //! pending-cleared store to Relaxed, ignoring a publisher caught mid-`fetch_add`, or not
 //! bounding a gap by the ring heads (a committed number is declared lost); a sleeper
 //! clearing the wake claim before reading the futex word, or not clearing it, or a
-//! publisher looking for sleepers without its fence (a lost wake-up).
+//! publisher looking for sleepers without its fence (a lost wake-up); the slot release
+//! made Relaxed (a successor starts on its predecessor's frames), or a take-over that
+//! ignores a live holder (two publishers in one ring).
 //!
 //! Run: `scripts/loom` (it sets `RUSTFLAGS="--cfg loom"` and builds in release mode).
 
@@ -528,5 +531,82 @@ fn sleeping_subscriber_is_always_woken() {
         for publisher in publishers {
             publisher.join().unwrap();
         }
+    });
+}
+
+/// Holder words of the two publishers in the hand-off models.
+const FIRST: u64 = 1 << 32 | 7;
+const SECOND: u64 = 2 << 32 | 7;
+
+/// Writes and commits `value` at `pos`, as `Publisher::publish` does for one frame.
+fn write_frame(ring: &Ring, pos: u64, value: u64) {
+    let frame = ring.frame(pos);
+    // SAFETY: loom's cell access; the model asserts exclusivity.
+    frame.payload.with_mut(|p| unsafe { *p = value });
+    protocol::commit_frame(&frame.commit, pos);
+}
+
+/// A publisher frees its slot after reporting its tail; the next publisher to claim the
+/// slot starts exactly there, never on top of a frame the first one wrote (the
+/// slot-handoff ordering: release with Release, claim with Acquire).
+#[test]
+fn a_released_slot_hands_its_tail_to_the_next_publisher() {
+    check(|| {
+        let ring = Arc::new(Ring::new(4, 1, 0));
+        let holder = Arc::new(AtomicU64::new(FIRST));
+        let first = {
+            let (ring, holder) = (ring.clone(), holder.clone());
+            thread::spawn(move || {
+                write_frame(&ring, 0, 10);
+                write_frame(&ring, 1, 11);
+                protocol::report_tail(&ring.tail, 2);
+                protocol::release_slot(&*holder);
+            })
+        };
+        while !protocol::claim_free(&*holder, SECOND) {
+            thread::yield_now();
+        }
+        let tail = protocol::reported_tail(&ring.tail);
+        assert_eq!(tail, 2, "the successor starts after its predecessor's frames");
+        write_frame(&ring, tail, 12);
+        first.join().unwrap();
+    });
+}
+
+/// A publisher dies after committing two frames but reporting only one: the successor
+/// takes the slot over only once the holder is dead, recovers the true end of the ring
+/// from the commit words, and appends after both frames, which stay intact.
+#[test]
+fn a_dead_publishers_successor_recovers_the_tail_it_did_not_report() {
+    check(|| {
+        let ring = Arc::new(Ring::new(4, 1, 0));
+        let holder = Arc::new(AtomicU64::new(FIRST));
+        let alive = Arc::new(AtomicBool::new(true));
+        let first = {
+            let (ring, alive) = (ring.clone(), alive.clone());
+            thread::spawn(move || {
+                write_frame(&ring, 0, 10);
+                protocol::report_tail(&ring.tail, 1);
+                write_frame(&ring, 1, 11);
+                // Dies here: what the liveness check will find from now on.
+                alive.store(false, Ordering::Release);
+            })
+        };
+        let is_alive = |token: u64| token == FIRST && alive.load(Ordering::Acquire);
+        while !protocol::take_over(&*holder, SECOND, is_alive, 8) {
+            thread::yield_now();
+        }
+        // As `Shared::recover_tail`: the reported tail, then every frame committed after it.
+        let mut tail = protocol::reported_tail(&ring.tail);
+        while tail < ring.capacity() && protocol::is_committed(&ring.frame(tail).commit, tail) {
+            tail += 1;
+        }
+        assert_eq!(tail, 2, "the unreported frame is found");
+        for pos in 0..2 {
+            // SAFETY: loom's cell access.
+            ring.frame(pos).payload.with(|p| assert_eq!(unsafe { *p }, 10 + pos));
+        }
+        write_frame(&ring, tail, 12);
+        first.join().unwrap();
     });
 }
