@@ -396,7 +396,7 @@ fn dispatch(role: &str, name: &str, setup: &Setup, index: u64) {
 fn create_channel(name: &str, setup: &Setup) -> Box<dyn std::any::Any> {
     let config = Config::new(name)
         .capacity(setup.ring)
-        .producers(setup.publishers)
+        .publishers(setup.publishers)
         .subscribers(setup.subscribers);
     match setup.kind {
         "RawFifoMpsc" => {

@@ -16,7 +16,7 @@ struct Order {
 
 fn main() -> Result<(), salias::Error> {
     let name = format!("minimal-ordered-{}", std::process::id());
-    let channel = OrderedMpsc::<Order>::create(&Config::new(&name).producers(2).capacity(64 * 1024))?;
+    let channel = OrderedMpsc::<Order>::create(&Config::new(&name).publishers(2).capacity(64 * 1024))?;
     let mut gateway_a = channel.publisher()?;
     let mut gateway_b = channel.publisher()?;
     let mut engine = channel.subscriber()?;

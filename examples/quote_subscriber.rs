@@ -15,7 +15,7 @@ use quote::{CHANNEL, Quote};
 
 fn main() -> Result<(), salias::Error> {
     let name = std::env::args().nth(1).unwrap_or_else(|| CHANNEL.to_owned());
-    let channel = FifoMpsc::<Quote>::create(&Config::new(&name).producers(4))?;
+    let channel = FifoMpsc::<Quote>::create(&Config::new(&name).publishers(4))?;
     let mut subscriber = channel.subscriber()?;
     println!("quote_subscriber: waiting on channel {name:?} (up to 4 publishers)");
 

@@ -171,7 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::new(&name)
         .capacity(CAPACITY)
         .publication_window(WINDOW)
-        .producers(3)
+        .publishers(3)
         .max_message_size(1024);
     let channel = RawOrderedMpsc::create(&config)?;
     let mut a = channel.publisher()?;

@@ -63,7 +63,7 @@ fn exercise<M: Mode, K: Topology>(messages: u64, data: &[u8]) {
     let subscribers = if K::FANOUT { 2 } else { 1 };
     let config = Config::new(&name)
         .capacity(CAPACITY)
-        .producers(PRODUCERS)
+        .publishers(PRODUCERS)
         .subscribers(subscribers);
     let Ok(owner) = Channel::<Tick, M, K>::create(&config) else {
         return;
@@ -135,13 +135,13 @@ pub fn interesting_offsets() -> Vec<usize> {
         o.magic,
         o.layout_version,
         o.capacity,
-        o.producers,
+        o.publishers,
         o.control_len,
         o.sequence,
     ];
     for p in 0..PRODUCERS as usize {
-        offsets.push(o.producer_slot + p * o.producer_slot_size + o.progress_tail);
-        offsets.push(o.producer_slot + p * o.producer_slot_size + o.progress_pending);
+        offsets.push(o.publisher_slot + p * o.publisher_slot_size + o.progress_tail);
+        offsets.push(o.publisher_slot + p * o.publisher_slot_size + o.progress_pending);
     }
     for c in 0..(2 * PRODUCERS as usize) {
         offsets.push(o.cursors + c * o.cursor_size);

@@ -80,8 +80,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     }
 
     /// Number of publisher slots.
-    pub fn producers(&self) -> u32 {
-        self.shared.producers
+    pub fn publishers(&self) -> u32 {
+        self.shared.publishers
     }
 
     /// Number of subscriber slots.
@@ -112,7 +112,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-create-{}", std::process::id());
-    /// let channel = salias::OrderedFanout::<Tick>::create(&Config::new(&name).producers(2).subscribers(4))?;
+    /// let channel = salias::OrderedFanout::<Tick>::create(&Config::new(&name).publishers(2).subscribers(4))?;
     /// assert!(channel.is_owner());
     /// // A live channel's name is taken.
     /// let again = salias::OrderedFanout::<Tick>::create(&Config::new(&name));
@@ -191,7 +191,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-publisher-{}", std::process::id());
-    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).producers(1))?;
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).publishers(1))?;
     /// let publisher = channel.publisher()?;
     /// assert!(matches!(channel.publisher(), Err(salias::Error::NoFreeSlot { .. })));
     /// drop(publisher); // frees the slot
@@ -327,7 +327,7 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Channel<T, M, K> {
             .field("name", &self.shared.name)
             .field("kind", &format_args!("{}{}", M::NAME, K::NAME))
             .field("capacity", &self.shared.capacity)
-            .field("producers", &self.shared.producers)
+            .field("publishers", &self.shared.publishers)
             .field("subscribers", &self.shared.subscribers)
             .field("owner", &self.is_owner())
             .finish()

@@ -8,7 +8,7 @@ use crate::error::{Error, NameProblem, Result};
 /// Longest channel name, in bytes.
 pub const MAX_NAME_LEN: usize = 64;
 /// Most publisher slots a channel can have.
-pub const MAX_PRODUCERS: u32 = 64;
+pub const MAX_PUBLISHERS: u32 = 64;
 /// Most subscriber slots a channel can have.
 pub const MAX_SUBSCRIBERS: u32 = 64;
 /// Largest ring capacity per publisher: 1 TiB of address space is plenty; beyond it the
@@ -67,14 +67,14 @@ impl HugePages {
 /// differs from the defaults.
 ///
 /// ```
-/// let config = salias::Config::new("quotes").capacity(4 << 20).producers(2);
+/// let config = salias::Config::new("quotes").capacity(4 << 20).publishers(2);
 /// assert_eq!(config.name(), "quotes");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub(crate) name: String,
     pub(crate) capacity: usize,
-    pub(crate) producers: u32,
+    pub(crate) publishers: u32,
     pub(crate) subscribers: u32,
     pub(crate) max_message_size: usize,
     pub(crate) huge_pages: HugePages,
@@ -95,7 +95,7 @@ impl Config {
     /// use salias::{Config, HugePages};
     /// let config = Config::new("market-data")
     ///     .capacity(4 << 20)          // 4 MiB of ring per publisher
-    ///     .producers(2)               // two publisher slots
+    ///     .publishers(2)               // two publisher slots
     ///     .subscribers(8)             // eight subscriber slots (Fanout)
     ///     .max_message_size(1024)     // raw channels: largest message
     ///     .publication_window(1 << 20) // how far a publisher may run ahead of the slowest reader
@@ -108,7 +108,7 @@ impl Config {
         Config {
             name: name.into(),
             capacity: 1 << 20,
-            producers: 1,
+            publishers: 1,
             subscribers: 1,
             max_message_size: 4096,
             huge_pages: HugePages::None,
@@ -139,9 +139,9 @@ impl Config {
         self
     }
 
-    /// Number of publisher slots (1 to [`MAX_PRODUCERS`]); each owns one ring.
-    pub fn producers(mut self, slots: u32) -> Self {
-        self.producers = slots;
+    /// Number of publisher slots (1 to [`MAX_PUBLISHERS`]); each owns one ring.
+    pub fn publishers(mut self, slots: u32) -> Self {
+        self.publishers = slots;
         self
     }
 
@@ -254,18 +254,18 @@ impl Config {
                 format!("{cap} bytes is larger than the limit of {MAX_CAPACITY} bytes"),
             ));
         }
-        if self.producers == 0 {
+        if self.publishers == 0 {
             return Err(Error::config(
-                "producers",
+                "publishers",
                 "it is 0; a channel needs at least 1 publisher slot",
             ));
         }
-        if self.producers > MAX_PRODUCERS {
+        if self.publishers > MAX_PUBLISHERS {
             return Err(Error::config(
-                "producers",
+                "publishers",
                 format!(
-                    "{} publisher slots is more than the limit of {MAX_PRODUCERS}",
-                    self.producers
+                    "{} publisher slots is more than the limit of {MAX_PUBLISHERS}",
+                    self.publishers
                 ),
             ));
         }

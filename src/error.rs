@@ -23,7 +23,7 @@ use std::fmt;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// A publisher (producer slot).
+    /// A publisher (publisher slot).
     Publisher,
     /// A subscriber (subscriber slot).
     Subscriber,
@@ -480,11 +480,11 @@ impl fmt::Display for Error {
                     "channel {name:?} needs {needed} bytes of shared memory, but {filesystem} has only {available} bytes free, so nothing was created; "
                 )?;
                 if *huge_pages {
-                    f.write_str("reserve more huge pages (`/proc/sys/vm/nr_hugepages`), or create it with a smaller `capacity` or fewer `producers`")
+                    f.write_str("reserve more huge pages (`/proc/sys/vm/nr_hugepages`), or create it with a smaller `capacity` or fewer `publishers`")
                 } else {
                     write!(
                         f,
-                        "create it with a smaller `capacity` or fewer `producers` (the rings take capacity × producers bytes), free space there, or in a container give it a larger /dev/shm (`docker run --shm-size={}m` or more)",
+                        "create it with a smaller `capacity` or fewer `publishers` (the rings take capacity × publishers bytes), free space there, or in a container give it a larger /dev/shm (`docker run --shm-size={}m` or more)",
                         needed.div_ceil(1 << 20) + 64
                     )
                 }

@@ -143,8 +143,8 @@ pub enum Ordered {}
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-mpsc-{}", std::process::id());
-/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).producers(4))?;
-/// assert_eq!((channel.producers(), channel.subscribers()), (4, 1));
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).publishers(4))?;
+/// assert_eq!((channel.publishers(), channel.subscribers()), (4, 1));
 /// # Ok::<(), salias::Error>(())
 /// ```
 pub enum Mpsc {}

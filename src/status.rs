@@ -264,10 +264,10 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
     };
     let (control, info, owner) = (&view.control, &view.info, view.owner);
     let ordered = info.mode == Ordered::ID;
-    let producers = info.producers as usize;
-    let publishers: Vec<PublisherStatus> = (0..producers)
+    let rings = info.publishers as usize;
+    let publishers: Vec<PublisherStatus> = (0..rings)
         .map(|p| {
-            let slot = control.producer_slot(p);
+            let slot = control.publisher_slot(p);
             let pending = slot.progress.pending.load(Ordering::Acquire);
             PublisherStatus {
                 holder: SlotHolder::from_token(slot.holder.token.load(Ordering::Acquire)),
@@ -282,7 +282,7 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
     let subscribers = (0..info.subscribers as usize)
         .map(|s| {
             let holder = SlotHolder::from_token(control.subscriber_slot(s).holder.token.load(Ordering::Acquire));
-            let cursors: Vec<Option<u64>> = (0..producers)
+            let cursors: Vec<Option<u64>> = (0..rings)
                 .map(|p| {
                     let cursor = control.cursor(s, p).load(Ordering::Acquire);
                     (!(fanout && cursor == CURSOR_IDLE)).then_some(cursor)

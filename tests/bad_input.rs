@@ -6,7 +6,7 @@ mod support;
 use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
-use salias::{Config, Error, FifoFanout, FifoMpsc, MAX_PRODUCERS, MAX_SUBSCRIBERS, RawFifoMpsc, SaliasMessage};
+use salias::{Config, Error, FifoFanout, FifoMpsc, MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawFifoMpsc, SaliasMessage};
 use support::{arg, report, role, unique_name};
 
 #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
@@ -44,18 +44,18 @@ fn zero_length_and_maximum_length_raw_messages() {
 #[test]
 fn most_slots_and_smallest_window() {
     let config = Config::new(unique_name("slots-max"))
-        .producers(MAX_PRODUCERS)
+        .publishers(MAX_PUBLISHERS)
         .subscribers(MAX_SUBSCRIBERS)
         .capacity(4096);
     let channel = FifoFanout::<Tick>::create(&config).unwrap();
-    let publishers: Vec<_> = (0..MAX_PRODUCERS).map(|_| channel.publisher().unwrap()).collect();
+    let publishers: Vec<_> = (0..MAX_PUBLISHERS).map(|_| channel.publisher().unwrap()).collect();
     let mut subscribers: Vec<_> = (0..MAX_SUBSCRIBERS).map(|_| channel.subscriber().unwrap()).collect();
     assert!(matches!(channel.publisher(), Err(Error::NoFreeSlot { slots: 64, .. })));
     for (value, mut publisher) in publishers.into_iter().enumerate() {
         publisher.offer(&Tick { value: value as u64 }).unwrap();
     }
     for subscriber in subscribers.iter_mut() {
-        assert_eq!(subscriber.poll(usize::MAX, |_, _| {}).unwrap(), MAX_PRODUCERS as usize);
+        assert_eq!(subscriber.poll(usize::MAX, |_, _| {}).unwrap(), MAX_PUBLISHERS as usize);
     }
 
     // A window of exactly one frame: one message in flight at a time.

@@ -27,7 +27,7 @@ fn stderr(output: &Output) -> String {
 #[test]
 fn status_reports_slots_positions_and_backlog() {
     let name = unique_name("cli-status");
-    let channel = FifoFanout::<Sample>::create(&Config::new(&name).producers(2).subscribers(2)).unwrap();
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name).publishers(2).subscribers(2)).unwrap();
     let mut publisher = channel.publisher().unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     for seq in 0..10 {

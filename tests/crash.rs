@@ -81,7 +81,7 @@ fn crash_fifo_publisher_killed_mid_write() {
         }
         _ => {
             let name = unique_name("crash-fifo");
-            let channel = FifoMpsc::<Sample>::create(&Config::new(&name).producers(2).capacity(64 * 1024)).unwrap();
+            let channel = FifoMpsc::<Sample>::create(&Config::new(&name).publishers(2).capacity(64 * 1024)).unwrap();
             let mut subscriber = channel.subscriber().unwrap();
             let done = Arc::new(AtomicBool::new(false));
             // The subscriber checks every message as it arrives, concurrently with the kills.
@@ -210,7 +210,7 @@ fn crash_ordered_publisher_killed_holding_sequence() {
         }
         _ => {
             let name = unique_name("crash-ordered");
-            let config = Config::new(&name).producers(2).subscribers(2).capacity(64 * 1024);
+            let config = Config::new(&name).publishers(2).subscribers(2).capacity(64 * 1024);
             let channel = OrderedFanout::<Sample>::create(&config).unwrap();
             let (gap_sender, gap_events) = std::sync::mpsc::channel::<(usize, u64, Instant)>();
             // Two subscribers check the global order and must agree on every gap.

@@ -77,7 +77,7 @@ fn cross_process_two_publishers_one_subscriber() {
         }
         _ => {
             let name = unique_name("two-pub");
-            let _channel = FifoMpsc::<Sample>::create(&Config::new(&name).producers(2)).unwrap();
+            let _channel = FifoMpsc::<Sample>::create(&Config::new(&name).publishers(2)).unwrap();
             let args = |producer: u64| vec![("NAME", name.clone()), ("PRODUCER", producer.to_string())];
             let children = vec![
                 ("subscriber", spawn(TEST, "subscriber", &args(0))),
@@ -506,7 +506,7 @@ fn fanout_kind<M: Mode>(test: &str, sequence_of: SequenceOf<M>) {
         }
         _ => {
             let name = unique_name("fanout");
-            let config = Config::new(&name).producers(2).subscribers(8).capacity(1 << 18);
+            let config = Config::new(&name).publishers(2).subscribers(8).capacity(1 << 18);
             let _channel = Channel::<Sample, M, Fanout>::create(&config).unwrap();
             let args = |producer: u64| vec![("NAME", name.clone()), ("PRODUCER", producer.to_string())];
             // Subscribers join first: a fanout subscriber receives what is published after
@@ -554,7 +554,7 @@ fn mpsc_kind<M: Mode>(test: &str, sequence_of: SequenceOf<M>) {
         }
         _ => {
             let name = unique_name("mpsc");
-            let config = Config::new(&name).producers(2).capacity(1 << 18);
+            let config = Config::new(&name).publishers(2).capacity(1 << 18);
             let _channel = Channel::<Sample, M, Mpsc>::create(&config).unwrap();
             let total = 2 * KIND_PER_PUBLISHER;
             let first_share = total / 3;

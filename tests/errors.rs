@@ -178,19 +178,19 @@ fn rustix_page_size() -> usize {
 
 #[test]
 fn zero_producers() {
-    let err = create_err(Config::new(unique_name("p0")).producers(0));
+    let err = create_err(Config::new(unique_name("p0")).publishers(0));
     assert_eq!(
         err.to_string(),
-        "invalid config `producers`: it is 0; a channel needs at least 1 publisher slot"
+        "invalid config `publishers`: it is 0; a channel needs at least 1 publisher slot"
     );
 }
 
 #[test]
 fn too_many_producer_slots() {
-    let err = create_err(Config::new(unique_name("p65")).producers(65));
+    let err = create_err(Config::new(unique_name("p65")).publishers(65));
     assert_eq!(
         err.to_string(),
-        "invalid config `producers`: 65 publisher slots is more than the limit of 64"
+        "invalid config `publishers`: 65 publisher slots is more than the limit of 64"
     );
 }
 
@@ -210,7 +210,7 @@ fn mpsc_with_several_subscriber_slots() {
 
 #[test]
 fn more_publishers_than_slots() {
-    let channel = FifoMpsc::<Quote>::create(&Config::new(unique_name("slots")).producers(2)).unwrap();
+    let channel = FifoMpsc::<Quote>::create(&Config::new(unique_name("slots")).publishers(2)).unwrap();
     let _a = channel.publisher().unwrap();
     let b = channel.publisher().unwrap();
     let err = channel.publisher().unwrap_err();

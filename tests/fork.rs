@@ -55,7 +55,7 @@ fn a_forked_child_never_acts_as_its_parent() {
         return;
     }
     let name = unique_name("forked");
-    let channel = FifoFanout::<Sample>::create(&Config::new(&name).producers(2).subscribers(2)).unwrap();
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name).publishers(2).subscribers(2)).unwrap();
     let mut publisher = channel.publisher().unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     // SAFETY: this process is single-threaded; the child runs Rust code and exits.

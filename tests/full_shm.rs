@@ -51,7 +51,7 @@ fn in_small_shm() {
 
     // 4 × 64 MiB rings: four times what there is.
     let name = unique_name("too-big");
-    let err = RawFifoMpsc::create(&Config::new(&name).capacity(64 << 20).producers(4)).unwrap_err();
+    let err = RawFifoMpsc::create(&Config::new(&name).capacity(64 << 20).publishers(4)).unwrap_err();
     match &err {
         Error::NoSpace {
             needed,
@@ -73,7 +73,7 @@ fn in_small_shm() {
         "/dev/shm",
         "--shm-size",
         "`capacity`",
-        "`producers`",
+        "`publishers`",
     ] {
         assert!(text.contains(says), "{text:?} does not say {says:?}");
     }
@@ -88,7 +88,7 @@ fn in_small_shm() {
 
     // Two 16 MiB rings fit: a publisher process wraps each ring three times.
     let name = unique_name("fits");
-    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(FITS_CAPACITY).producers(2)).unwrap();
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(FITS_CAPACITY).publishers(2)).unwrap();
     assert!(
         free_bytes() <= free_before - 2 * FITS_CAPACITY as u64,
         "the rings are reserved at create"

@@ -56,7 +56,7 @@ impl Raw {
     }
 
     fn progress_tail(&self, producer: usize) -> usize {
-        self.offsets.producer_slot + producer * self.offsets.producer_slot_size + self.offsets.progress_tail
+        self.offsets.publisher_slot + producer * self.offsets.publisher_slot_size + self.offsets.progress_tail
     }
 }
 
@@ -216,8 +216,8 @@ fn forged_control_block_is_refused_at_connect() {
         ),
         (offsets.control_len, 1 << 40, "its control block is"),
         (
-            offsets.producers,
-            original(&raw, offsets.producers) & !0xffff_ffff | 1000,
+            offsets.publishers,
+            original(&raw, offsets.publishers) & !0xffff_ffff | 1000,
             "it declares 1000 publisher slots",
         ),
     ];
@@ -256,7 +256,7 @@ fn a_dead_publishers_slot_stays_claimable_while_reaped() {
     const RACES: u32 = 300;
     const MAX_ROUNDS: usize = 2_000_000;
     let name = unique_name("reap-race");
-    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).producers(1)).unwrap();
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).publishers(1)).unwrap();
     let mut raw = Raw::open(&name, 1, 1);
     // A holder word whose pid no process can have: dead.
     let dead = (0x7fff_fff0_u64 << 32) | 1;
@@ -269,7 +269,7 @@ fn a_dead_publishers_slot_stays_claimable_while_reaped() {
         });
         let mut round = 0;
         while reaped.load(Ordering::Relaxed) < RACES && round < MAX_ROUNDS {
-            raw.set_control(raw.offsets.producer_slot, dead);
+            raw.set_control(raw.offsets.publisher_slot, dead);
             if let Err(e) = channel.publisher() {
                 stop.store(true, Ordering::Relaxed);
                 panic!("round {round}: a claim racing the reaper failed: {e}");
@@ -389,7 +389,7 @@ fn random_scribbles_never_crash_or_hang() {
             let targets = [
                 raw.cursor(0, 1, 0),
                 raw.progress_tail(0),
-                raw.offsets.producer_slot + raw.offsets.progress_pending,
+                raw.offsets.publisher_slot + raw.offsets.progress_pending,
                 raw.offsets.sequence,
             ];
             let mut scribbles = 0u64;

@@ -89,7 +89,7 @@ fn channel_on_2mib_huge_pages() {
     let name = unique_name("huge");
     let config = Config::new(&name)
         .capacity(2 << 20)
-        .producers(2)
+        .publishers(2)
         .huge_pages(HugePages::Size2MB)
         .hugetlbfs_dir(mount.dir());
     let owner = FifoMpsc::<Tick>::create(&config).unwrap();
@@ -113,7 +113,7 @@ fn channel_on_2mib_huge_pages() {
     // Asking for more huge pages than are free fails; it does not fall back.
     let greedy = Config::new(unique_name("huge-greedy"))
         .capacity(2 << 20)
-        .producers(8)
+        .publishers(8)
         .huge_pages(HugePages::Size2MB)
         .hugetlbfs_dir(mount.dir());
     // The pages are reserved at create, so the shortage is told there, with the numbers.

@@ -18,7 +18,7 @@ struct Tick {
 
 fn round_trip<M: Mode, K: Topology>() {
     let name = unique_name(&format!("{}{}", M::NAME, K::NAME));
-    let channel = Channel::<Tick, M, K>::create(&Config::new(&name).producers(2)).unwrap();
+    let channel = Channel::<Tick, M, K>::create(&Config::new(&name).publishers(2)).unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     let mut publisher = channel.publisher().unwrap();
     publisher.offer(&Tick { publisher: 0, value: 1 }).unwrap();
@@ -118,7 +118,7 @@ fn leaving_fanout_subscriber_stops_holding_publishers_back() {
 
 #[test]
 fn fanout_subscribers_each_see_every_message() {
-    let channel = FifoFanout::<Tick>::create(&Config::new(unique_name("each")).subscribers(8).producers(2)).unwrap();
+    let channel = FifoFanout::<Tick>::create(&Config::new(unique_name("each")).subscribers(8).publishers(2)).unwrap();
     let mut subscribers: Vec<_> = (0..8).map(|_| channel.subscriber().unwrap()).collect();
     assert!(matches!(channel.subscriber(), Err(Error::NoFreeSlot { slots: 8, .. })));
     let mut a = channel.publisher().unwrap();
@@ -168,7 +168,7 @@ fn subscriber_at_claims_a_chosen_slot() {
 
 #[test]
 fn ordered_merges_publishers_by_global_sequence() {
-    let channel = OrderedMpsc::<Tick>::create(&Config::new(unique_name("merge")).producers(3)).unwrap();
+    let channel = OrderedMpsc::<Tick>::create(&Config::new(unique_name("merge")).publishers(3)).unwrap();
     let mut publishers: Vec<_> = (0..3).map(|_| channel.publisher().unwrap()).collect();
     let mut subscriber = channel.subscriber().unwrap();
     // A deterministic interleaving, including batches and claims committed out of the
@@ -234,7 +234,7 @@ fn mpsc_subscriber_resumes_where_the_last_one_stopped() {
 
 #[test]
 fn abandoned_ordered_claim_leaves_no_gap() {
-    let channel = OrderedMpsc::<Tick>::create(&Config::new(unique_name("abandon")).producers(2)).unwrap();
+    let channel = OrderedMpsc::<Tick>::create(&Config::new(unique_name("abandon")).publishers(2)).unwrap();
     let mut a = channel.publisher().unwrap();
     let mut b = channel.publisher().unwrap();
     let mut subscriber = channel.subscriber().unwrap();

@@ -1379,7 +1379,7 @@ fn create_resources(setup: &Setup, name: &str) -> Resources {
         "salias" => {
             let config = Config::new(name)
                 .capacity(setup.param as usize)
-                .producers(setup.publishers)
+                .publishers(setup.publishers)
                 .subscribers(1);
             let channel: Box<dyn std::any::Any> = Box::new(Channel::<Msg64, Fifo, Mpsc>::create(&config).unwrap());
             Resources::Salias(vec![channel])

@@ -1,4 +1,4 @@
-//! The publishing end: one [`Publisher`] owns one producer slot and its ring.
+//! The publishing end: one [`Publisher`] owns one publisher slot and its ring.
 //!
 //! The hot path writes the frame into the ring, then stores the frame's commit word with
 //! Release. In FIFO mode it performs no read-modify-write on shared memory; in Ordered
@@ -84,10 +84,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         shared.check_health()?;
         let slot = shared.claim_slot(
             Role::Publisher,
-            (0..shared.producers as usize).map(|p| &*shared.producer_slot(p).holder),
+            (0..shared.publishers as usize).map(|p| &*shared.publisher_slot(p).holder),
         )?;
         let barrier_reaches_us = crate::platform::register_fast_side();
-        let release_slot = |shared: &Shared| protocol::release_slot(&shared.producer_slot(slot).holder.token);
+        let release_slot = |shared: &Shared| protocol::release_slot(&shared.publisher_slot(slot).holder.token);
         let tail = match shared.recover_tail(slot) {
             Ok(tail) => tail,
             Err(e) => {
@@ -99,7 +99,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // `shared` keeps both alive as long as the publisher holding these pointers.
         let (progress, wake, sequence, ring) = unsafe {
             (
-                ShmPtr::new(&*shared.producer_slot(slot).progress),
+                ShmPtr::new(&*shared.publisher_slot(slot).progress),
                 ShmPtr::new(&*shared.hot().wake),
                 ShmPtr::new(&*shared.hot().sequence),
                 ShmPtr::from_raw(shared.ring(slot).base()),
@@ -138,7 +138,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         Ok(publisher)
     }
 
-    /// The producer slot (and ring) this publisher owns.
+    /// The publisher slot (and ring) this publisher owns.
     pub fn slot(&self) -> usize {
         self.slot
     }
@@ -185,7 +185,7 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
         }
         // The tail is reported before the slot is freed, so a successor starts after it.
         self.publish_progress();
-        protocol::release_slot(&self.shared.producer_slot(self.slot).holder.token);
+        protocol::release_slot(&self.shared.publisher_slot(self.slot).holder.token);
     }
 }
 

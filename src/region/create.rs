@@ -86,7 +86,7 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
                 control: Control {
                     map: control,
                     layout,
-                    producers: config.producers,
+                    publishers: config.publishers,
                     subscribers: config.subscribers,
                 },
                 rings,
@@ -170,8 +170,8 @@ pub(super) fn build(
     ring_id_out: &mut Option<ObjectId>,
 ) -> Result<Built> {
     let name = config.name.as_str();
-    let layout = ControlLayout::new(config.producers, config.subscribers);
-    let ring_object_len = config.capacity as u64 * config.producers as u64;
+    let layout = ControlLayout::new(config.publishers, config.subscribers);
+    let ring_object_len = config.capacity as u64 * config.publishers as u64;
     let huge_pages = config.huge_pages.size().is_some();
     let no_space = |needed: u64, available: u64, filesystem: String| Error::NoSpace {
         name: name.to_owned(),
@@ -220,7 +220,7 @@ pub(super) fn build(
         layout_version: LAYOUT_VERSION,
         mode: kind.mode,
         topology: kind.topology,
-        producers: config.producers,
+        publishers: config.publishers,
         subscribers: config.subscribers,
         huge_pages: config.huge_pages.to_raw(),
         frame_align: kind.frame_align as u32,
@@ -252,7 +252,7 @@ pub(super) fn build(
 
     if kind.topology == Fanout::ID {
         // No subscriber yet: publishers are held back by none.
-        for index in 0..(config.producers as usize * config.subscribers as usize) {
+        for index in 0..(config.publishers as usize * config.subscribers as usize) {
             // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
             let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
             cursor.store(CURSOR_IDLE, Ordering::Relaxed);
@@ -289,7 +289,7 @@ pub(super) fn build(
         numa_node: config.numa_node,
         populate: true,
     };
-    let rings = map_rings(&ring_fd, config.producers, config.capacity, &options, health, name)?;
+    let rings = map_rings(&ring_fd, config.publishers, config.capacity, &options, health, name)?;
     Ok((control, rings, layout, ring_id, ring_fd))
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::object::{recorded_rings, shm_error};
-use crate::config::{MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS, validate_name};
+use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS, validate_name};
 use crate::error::Result;
 use crate::platform::{self, ControlMap, HEALTHY, Health, ObjectId, ObjectNames};
 use crate::wire::layout::{ChannelInfo, ControlLayout, Header, MAGIC, SLOT_FREE, STATE_READY};
@@ -99,7 +99,7 @@ pub(super) fn inspect(fd: &OwnedFd, name: &str, wait: bool, health: &Health) -> 
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     // No control block is larger than one with the most slots; map no more than that,
     // whatever size the object's writer gave it.
-    let largest = ControlLayout::new(MAX_PRODUCERS, MAX_SUBSCRIBERS).len;
+    let largest = ControlLayout::new(MAX_PUBLISHERS, MAX_SUBSCRIBERS).len;
     loop {
         let len = platform::object_len(fd.as_fd()).map_err(|e| shm_error("fstat", name, e))? as usize;
         let len = len.min(largest);

@@ -35,7 +35,7 @@ use crate::kind::{mode_name, topology_name};
 use crate::message::Fingerprint;
 use crate::platform::{self, ControlMap, HEALTHY, Health, MagicRing, ObjectId, ObjectNames};
 use crate::wire::frame::round_up;
-use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Holder, Hot, ProducerSlot, SubscriberSlot};
+use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Holder, Hot, PublisherSlot, SubscriberSlot};
 
 /// What a handle's type says the channel must be; built from the generic parameters.
 #[derive(Clone, Copy, Debug)]
@@ -93,8 +93,8 @@ impl std::ops::Deref for Shared {
 }
 
 impl Shared {
-    pub(crate) fn ring(&self, producer: usize) -> &MagicRing {
-        &self.rings[producer]
+    pub(crate) fn ring(&self, publisher: usize) -> &MagicRing {
+        &self.rings[publisher]
     }
 
     /// This channel's health cell: handles check it on every call.
@@ -116,7 +116,7 @@ impl Shared {
     pub(crate) fn check_objects(&self) -> Result<()> {
         let short = |fd: &OwnedFd, len: u64| platform::object_len(fd.as_fd()).is_ok_and(|now| now < len);
         if short(&self.control_fd, self.control.layout.len as u64)
-            || short(&self.ring_fd, (self.capacity * self.producers as usize) as u64)
+            || short(&self.ring_fd, (self.capacity * self.publishers as usize) as u64)
         {
             self.health.poison();
         }
@@ -146,7 +146,7 @@ pub(crate) struct Control {
     map: ControlMap,
     layout: ControlLayout,
     /// Publisher slots (and rings).
-    pub producers: u32,
+    pub publishers: u32,
     /// Subscriber slots.
     pub subscribers: u32,
 }
@@ -180,23 +180,23 @@ impl Control {
         unsafe { &*(self.base().add(HOT_OFFSET) as *const Hot) }
     }
 
-    pub(crate) fn producer_slot(&self, index: usize) -> &ProducerSlot {
-        assert!(index < self.producers as usize);
-        // SAFETY: `index` is in range; the producer table lies inside the checked mapping
+    pub(crate) fn publisher_slot(&self, index: usize) -> &PublisherSlot {
+        assert!(index < self.publishers as usize);
+        // SAFETY: `index` is in range; the publisher table lies inside the checked mapping
         // at a 128-aligned offset and holds only atomics.
-        unsafe { &*(self.base().add(self.layout.producers_offset) as *const ProducerSlot).add(index) }
+        unsafe { &*(self.base().add(self.layout.publishers_offset) as *const PublisherSlot).add(index) }
     }
 
     pub(crate) fn subscriber_slot(&self, index: usize) -> &SubscriberSlot {
         assert!(index < self.subscribers as usize);
-        // SAFETY: as for `producer_slot`, for the subscriber table.
+        // SAFETY: as for `publisher_slot`, for the subscriber table.
         unsafe { &*(self.base().add(self.layout.subscribers_offset) as *const SubscriberSlot).add(index) }
     }
 
-    /// Subscriber `subscriber`'s read position in ring `producer`.
-    pub(crate) fn cursor(&self, subscriber: usize, producer: usize) -> &Cursor {
-        assert!(subscriber < self.subscribers as usize && producer < self.producers as usize);
-        let index = subscriber * self.producers as usize + producer;
+    /// Subscriber `subscriber`'s read position in ring `publisher`.
+    pub(crate) fn cursor(&self, subscriber: usize, publisher: usize) -> &Cursor {
+        assert!(subscriber < self.subscribers as usize && publisher < self.publishers as usize);
+        let index = subscriber * self.publishers as usize + publisher;
         // SAFETY: `index` < S·P, the size of the cursor table inside the checked mapping.
         unsafe { &*(self.base().add(self.layout.cursors_offset) as *const Cursor).add(index) }
     }

@@ -96,14 +96,14 @@ pub(super) fn create_file_exclusive(path: &Path, permissions: u32) -> std::resul
 
 pub(super) fn map_rings(
     fd: &OwnedFd,
-    producers: u32,
+    publishers: u32,
     capacity: usize,
     options: &RingOptions,
     health: &Health,
     name: &str,
 ) -> Result<Vec<MagicRing>> {
     let object = format!("the rings of channel {name:?}");
-    let rings = (0..producers as usize)
+    let rings = (0..publishers as usize)
         .map(|p| MagicRing::map(fd.as_fd(), (p * capacity) as u64, capacity, options, health, &object))
         .collect::<Result<Vec<_>>>()?;
     // Faulting the pages in may have found the object shrunk.

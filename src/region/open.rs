@@ -82,7 +82,7 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
         numa_node: None,
         populate: true,
     };
-    let rings = map_rings(&ring_fd, checked.producers, checked.capacity, &options, &health, name)?;
+    let rings = map_rings(&ring_fd, checked.publishers, checked.capacity, &options, &health, name)?;
     Ok(Shared {
         name: name.to_owned(),
         capacity: checked.capacity,
@@ -94,8 +94,8 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
         header_len: kind.header_len,
         control: Control {
             map: control,
-            layout: ControlLayout::new(checked.producers, checked.subscribers),
-            producers: checked.producers,
+            layout: ControlLayout::new(checked.publishers, checked.subscribers),
+            publishers: checked.publishers,
             subscribers: checked.subscribers,
         },
         rings,
@@ -211,8 +211,8 @@ pub(crate) fn open_control_view(name: &str, trust: &Trust) -> Result<ControlView
     open_rings(name, &names, &info, &checked, &facts, trust)?;
     let control = Control {
         map,
-        layout: ControlLayout::new(checked.producers, checked.subscribers),
-        producers: checked.producers,
+        layout: ControlLayout::new(checked.publishers, checked.subscribers),
+        publishers: checked.publishers,
         subscribers: checked.subscribers,
     };
     Ok(ControlView {

@@ -38,7 +38,7 @@ impl Shared {
             }
         }
         let slots = match role {
-            Role::Publisher => self.producers,
+            Role::Publisher => self.publishers,
             Role::Subscriber => self.subscribers,
         };
         Err(Error::NoFreeSlot {
@@ -58,8 +58,8 @@ impl Shared {
         // A dead publisher's or Mpsc subscriber's slot is freed in one step: a slot taken
         // over even for a moment would make a concurrent claim fail with `NoFreeSlot`.
         let mut publishers = 0;
-        for p in 0..self.producers as usize {
-            if replace_if_dead(&self.producer_slot(p).holder, SLOT_FREE) {
+        for p in 0..self.publishers as usize {
+            if replace_if_dead(&self.publisher_slot(p).holder, SLOT_FREE) {
                 publishers += 1;
             }
         }
@@ -70,7 +70,7 @@ impl Shared {
                 subscribers += u32::from(replace_if_dead(holder, SLOT_FREE));
             } else if replace_if_dead(holder, me) {
                 // Taken over first, so no one claims it while its cursors are reset.
-                for p in 0..self.producers as usize {
+                for p in 0..self.publishers as usize {
                     self.cursor(s, p).store(CURSOR_IDLE, Ordering::Release);
                 }
                 protocol::release_slot(&holder.token);
@@ -100,15 +100,15 @@ impl Shared {
         })
     }
 
-    /// Recovers the true end of ring `producer`: the reported tail, plus any frames a
+    /// Recovers the true end of ring `publisher`: the reported tail, plus any frames a
     /// previous holder committed but died before reporting.
-    pub(crate) fn recover_tail(&self, producer: usize) -> Result<u64> {
-        let tail = self.producer_slot(producer).progress.tail.load(Ordering::Acquire);
-        let ring = self.ring(producer).base();
+    pub(crate) fn recover_tail(&self, publisher: usize) -> Result<u64> {
+        let tail = self.publisher_slot(publisher).progress.tail.load(Ordering::Acquire);
+        let ring = self.ring(publisher).base();
         if !tail.is_multiple_of(self.frame_align as u64) || tail >= MAX_POSITION {
             return Err(Error::corrupt(
                 &self.name,
-                format!("ring {producer} reports tail {tail}, which is not a frame-aligned position"),
+                format!("ring {publisher} reports tail {tail}, which is not a frame-aligned position"),
             ));
         }
         let geometry = (self.max_message_len, self.header_len, self.frame_align);

@@ -3,7 +3,7 @@
 //! asked for, and that its geometry is consistent.
 
 use super::Kind;
-use crate::config::{HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS};
+use crate::config::{HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS};
 use crate::error::{Error, Result};
 use crate::kind::{Fanout, Fifo, Mode, Mpsc, Ordered, Topology, mode_name, topology_name};
 use crate::message::Fingerprint;
@@ -12,7 +12,7 @@ use crate::wire::frame;
 use crate::wire::layout::{ChannelInfo, ControlLayout, LAYOUT_VERSION, MAGIC, MAX_TYPE_NAME_LEN};
 
 pub(super) struct Checked {
-    pub(super) producers: u32,
+    pub(super) publishers: u32,
     pub(super) subscribers: u32,
     pub(super) capacity: usize,
     pub(super) window: usize,
@@ -122,8 +122,8 @@ pub(super) fn check_geometry(name: &str, info: &ChannelInfo, object_len: u64) ->
     if !frame_align.is_power_of_two() || !(8..=4096).contains(&frame_align) {
         return Err(corrupt(format!("its frames are aligned to {frame_align} bytes")));
     }
-    if info.producers == 0 || info.producers > MAX_PRODUCERS {
-        return Err(corrupt(format!("it declares {} publisher slots", info.producers)));
+    if info.publishers == 0 || info.publishers > MAX_PUBLISHERS {
+        return Err(corrupt(format!("it declares {} publisher slots", info.publishers)));
     }
     if info.subscribers == 0
         || info.subscribers > MAX_SUBSCRIBERS
@@ -147,21 +147,21 @@ pub(super) fn check_geometry(name: &str, info: &ChannelInfo, object_len: u64) ->
             "its publication window {window} does not fit between one {max}-byte message and the capacity {capacity}"
         )));
     }
-    let layout = ControlLayout::new(info.producers, info.subscribers);
+    let layout = ControlLayout::new(info.publishers, info.subscribers);
     if info.control_len != layout.len as u64 || object_len < layout.len as u64 {
         return Err(corrupt(format!(
             "its control block is {object_len} bytes, {} expected",
             layout.len
         )));
     }
-    if info.ring_object_len != capacity * info.producers as u64 {
+    if info.ring_object_len != capacity * info.publishers as u64 {
         return Err(corrupt(format!(
             "its ring memory size {} is inconsistent",
             info.ring_object_len
         )));
     }
     Ok(Checked {
-        producers: info.producers,
+        publishers: info.publishers,
         subscribers: info.subscribers,
         capacity: capacity as usize,
         window: window as usize,

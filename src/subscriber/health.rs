@@ -28,7 +28,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Waiting on a frame that will never come may mean the memory was truncated.
         shared.check_objects()?;
         for (ring, reader) in self.readers.iter().enumerate() {
-            let reported = protocol::reported_tail(&shared.producer_slot(ring).progress.tail);
+            let reported = protocol::reported_tail(&shared.publisher_slot(ring).progress.tail);
             if reported > reader.head && self.peek(ring)?.is_none() {
                 // The publisher reports progress only after committing: a frame missing
                 // below it was overwritten or never properly written.
@@ -45,7 +45,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         let wanted = self.next_sequence;
         let publisher = |ring| {
-            let slot = shared.producer_slot(ring);
+            let slot = shared.publisher_slot(ring);
             let token = slot.holder.token.load(Ordering::Acquire);
             protocol::PublisherView {
                 alive: token != SLOT_FREE && platform::token_alive(token),

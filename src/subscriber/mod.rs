@@ -184,12 +184,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Sets up the per-ring readers at this slot's starting positions.
     pub(super) fn attach(&mut self) -> Result<()> {
         let shared = &*self.shared;
-        let rings = shared.producers as usize;
+        let rings = shared.publishers as usize;
         let mut heads = Vec::with_capacity(rings);
         if K::FANOUT {
             protocol::join(
                 rings,
-                |ring| &shared.producer_slot(ring).progress.tail,
+                |ring| &shared.publisher_slot(ring).progress.tail,
                 |ring| &**shared.cursor(self.slot, ring),
                 |_, head| heads.push(head),
             );
@@ -285,7 +285,7 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
         }
         if K::FANOUT {
             // Stop holding publishers back (every ring, even if joining failed midway).
-            for ring in 0..self.shared.producers as usize {
+            for ring in 0..self.shared.publishers as usize {
                 protocol::leave(&**self.shared.cursor(self.slot, ring));
             }
         } else {

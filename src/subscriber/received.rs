@@ -14,7 +14,7 @@ use crate::message::{Bytes, Message, Payload};
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-info-{}", std::process::id());
-/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).producers(2))?;
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).publishers(2))?;
 /// let _first = channel.publisher()?;
 /// channel.publisher()?.offer(&Tick { seq: 1 })?;
 /// let mut subscriber = channel.subscriber()?;

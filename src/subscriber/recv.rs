@@ -126,7 +126,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-poll-{}", std::process::id());
-    /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).producers(2))?;
+    /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).publishers(2))?;
     /// let (mut a, mut b) = (channel.publisher()?, channel.publisher()?);
     /// a.offer(&Tick { seq: 10 })?;
     /// b.offer(&Tick { seq: 20 })?;

@@ -6,7 +6,7 @@
 //! ```text
 //! offset 0             Header            identity, geometry, owner (written once, then READY)
 //! HOT_OFFSET           Hot               global sequence, wake word (each on its own line)
-//! producers_offset     ProducerSlot × P  holder line + progress line per publisher ring
+//! publishers_offset     PublisherSlot × P  holder line + progress line per publisher ring
 //! subscribers_offset   SubscriberSlot × S
 //! cursors_offset       Cursor × (S · P)  subscriber s's read position in ring p at s·P + p
 //! ```
@@ -20,7 +20,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-use crate::config::{MAX_NAME_LEN, MAX_PRODUCERS, MAX_SUBSCRIBERS};
+use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS};
 
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
@@ -97,7 +97,7 @@ pub(crate) struct ChannelInfo {
     pub layout_version: u32,
     pub mode: u32,
     pub topology: u32,
-    pub producers: u32,
+    pub publishers: u32,
     pub subscribers: u32,
     pub huge_pages: u32,
     pub frame_align: u32,
@@ -167,7 +167,7 @@ pub(crate) const PENDING_NONE: u64 = u64::MAX;
 pub(crate) const PENDING_TAKING: u64 = u64::MAX - 1;
 
 #[repr(C)]
-pub(crate) struct ProducerSlot {
+pub(crate) struct PublisherSlot {
     pub holder: CacheLine<Holder>,
     pub progress: CacheLine<Progress>,
 }
@@ -229,24 +229,24 @@ pub(crate) type Cursor = CacheLine<AtomicU64>;
 
 pub(crate) const HOT_OFFSET: usize = size_of::<Header>().next_multiple_of(128);
 
-/// Where each table lives in a control object with `producers` × `subscribers` slots.
+/// Where each table lives in a control object with `publishers` × `subscribers` slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ControlLayout {
-    pub producers_offset: usize,
+    pub publishers_offset: usize,
     pub subscribers_offset: usize,
     pub cursors_offset: usize,
     pub len: usize,
 }
 
 impl ControlLayout {
-    pub(crate) fn new(producers: u32, subscribers: u32) -> Self {
-        debug_assert!(producers <= MAX_PRODUCERS && subscribers <= MAX_SUBSCRIBERS);
-        let producers_offset = HOT_OFFSET + size_of::<Hot>();
-        let subscribers_offset = producers_offset + producers as usize * size_of::<ProducerSlot>();
+    pub(crate) fn new(publishers: u32, subscribers: u32) -> Self {
+        debug_assert!(publishers <= MAX_PUBLISHERS && subscribers <= MAX_SUBSCRIBERS);
+        let publishers_offset = HOT_OFFSET + size_of::<Hot>();
+        let subscribers_offset = publishers_offset + publishers as usize * size_of::<PublisherSlot>();
         let cursors_offset = subscribers_offset + subscribers as usize * size_of::<SubscriberSlot>();
-        let len = cursors_offset + (producers as usize * subscribers as usize) * size_of::<Cursor>();
+        let len = cursors_offset + (publishers as usize * subscribers as usize) * size_of::<Cursor>();
         ControlLayout {
-            producers_offset,
+            publishers_offset,
             subscribers_offset,
             cursors_offset,
             len,
@@ -264,12 +264,12 @@ pub struct RawOffsets {
     pub magic: usize,
     pub layout_version: usize,
     pub capacity: usize,
-    pub producers: usize,
+    pub publishers: usize,
     pub control_len: usize,
     pub sequence: usize,
-    pub producer_slot: usize,
-    pub producer_slot_size: usize,
-    /// Within a producer slot.
+    pub publisher_slot: usize,
+    pub publisher_slot_size: usize,
+    /// Within a publisher slot.
     pub progress_tail: usize,
     pub progress_pending: usize,
     pub cursors: usize,
@@ -281,9 +281,9 @@ pub struct RawOffsets {
 
 #[cfg(feature = "testing")]
 impl RawOffsets {
-    pub fn new(producers: u32, subscribers: u32) -> Self {
+    pub fn new(publishers: u32, subscribers: u32) -> Self {
         use std::mem::offset_of;
-        let layout = ControlLayout::new(producers, subscribers);
+        let layout = ControlLayout::new(publishers, subscribers);
         let info = offset_of!(Header, info);
         RawOffsets {
             state: offset_of!(Header, state),
@@ -291,13 +291,13 @@ impl RawOffsets {
             magic: info + offset_of!(ChannelInfo, magic),
             layout_version: info + offset_of!(ChannelInfo, layout_version),
             capacity: info + offset_of!(ChannelInfo, capacity),
-            producers: info + offset_of!(ChannelInfo, producers),
+            publishers: info + offset_of!(ChannelInfo, publishers),
             control_len: info + offset_of!(ChannelInfo, control_len),
             sequence: HOT_OFFSET + offset_of!(Hot, sequence),
-            producer_slot: layout.producers_offset,
-            producer_slot_size: size_of::<ProducerSlot>(),
-            progress_tail: offset_of!(ProducerSlot, progress) + offset_of!(Progress, tail),
-            progress_pending: offset_of!(ProducerSlot, progress) + offset_of!(Progress, pending),
+            publisher_slot: layout.publishers_offset,
+            publisher_slot_size: size_of::<PublisherSlot>(),
+            progress_tail: offset_of!(PublisherSlot, progress) + offset_of!(Progress, tail),
+            progress_pending: offset_of!(PublisherSlot, progress) + offset_of!(Progress, pending),
             cursors: layout.cursors_offset,
             cursor_size: size_of::<Cursor>(),
             frame_len: super::frame::LEN_OFFSET,
@@ -310,7 +310,7 @@ impl RawOffsets {
 const _: () = {
     assert!(size_of::<CacheLine<Holder>>() == 128);
     assert!(std::mem::offset_of!(Header, info) == 16);
-    assert!(size_of::<ProducerSlot>() == 256);
+    assert!(size_of::<PublisherSlot>() == 256);
     assert!(size_of::<SubscriberSlot>() == 256);
     assert!(size_of::<Cursor>() == 128);
     assert!(size_of::<Hot>() == 256);

@@ -326,7 +326,7 @@ impl HeldNumber {
     /// Sets it up; the holder is `test` started again as `HOLDER_ROLE`.
     pub fn new(test: &str) -> HeldNumber {
         let name = unique_name("held");
-        let channel = salias::OrderedMpsc::<Sample>::create(&Config::new(&name).producers(2)).unwrap();
+        let channel = salias::OrderedMpsc::<Sample>::create(&Config::new(&name).publishers(2)).unwrap();
         let subscriber = channel.subscriber().unwrap();
         let holder = spawn(test, HOLDER_ROLE, &[("NAME", name.clone())]);
         wait_until_stopped(&holder, Duration::from_secs(60));

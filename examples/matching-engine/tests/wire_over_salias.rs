@@ -37,7 +37,7 @@ fn requests_and_events_cross_salias_channels_unchanged() {
 
     let pid = std::process::id();
     let orders =
-        OrderedMpsc::<OrderMsg>::create(&Config::new(format!("me-orders-{pid}")).producers(2).capacity(1 << 20))
+        OrderedMpsc::<OrderMsg>::create(&Config::new(format!("me-orders-{pid}")).publishers(2).capacity(1 << 20))
             .unwrap();
     let events = FifoFanout::<EventMsg>::create(&Config::new(format!("me-events-{pid}")).capacity(4 << 20)).unwrap();
     let mut gateways = [orders.publisher().unwrap(), orders.publisher().unwrap()];

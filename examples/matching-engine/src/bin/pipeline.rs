@@ -1026,7 +1026,7 @@ fn run_salias(p: &Params, run: usize) -> RunResult {
     let children_count = p.gateways + 1 + p.subscribers;
     let _orders = OrderedMpsc::<OrderMsg>::create(
         &Config::new(names.orders.as_str())
-            .producers(p.gateways)
+            .publishers(p.gateways)
             .capacity(4 << 20),
     )
     .expect("create orders channel");
@@ -1038,13 +1038,13 @@ fn run_salias(p: &Params, run: usize) -> RunResult {
     .expect("create events channel");
     let ready = FifoMpsc::<Control>::create(
         &Config::new(names.ready.as_str())
-            .producers(children_count)
+            .publishers(children_count)
             .capacity(64 << 10),
     )
     .expect("create ready channel");
     let control = FifoFanout::<Control>::create(
         &Config::new(names.control.as_str())
-            .producers(2)
+            .publishers(2)
             .subscribers(children_count)
             .capacity(64 << 10),
     )
