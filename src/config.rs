@@ -11,6 +11,8 @@ pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_PUBLISHERS: u32 = 64;
 /// Most subscriber slots a channel can have.
 pub const MAX_SUBSCRIBERS: u32 = 64;
+/// Subscriber slots of a Fanout channel whose config does not set them.
+pub const DEFAULT_FANOUT_SUBSCRIBERS: u32 = 8;
 /// Largest ring capacity per publisher: 1 TiB of address space is plenty; beyond it the
 /// double mapping of many rings would exhaust the address space.
 pub const MAX_CAPACITY: usize = 1 << 40;
@@ -75,7 +77,8 @@ pub struct Config {
     pub(crate) name: String,
     pub(crate) capacity: usize,
     pub(crate) publishers: u32,
-    pub(crate) subscribers: u32,
+    /// `None`: the kind's default (1 for Mpsc, [`DEFAULT_FANOUT_SUBSCRIBERS`] for Fanout).
+    pub(crate) subscribers: Option<u32>,
     pub(crate) max_message_size: usize,
     pub(crate) huge_pages: HugePages,
     pub(crate) hugetlbfs_dir: Option<PathBuf>,
@@ -109,7 +112,7 @@ impl Config {
             name: name.into(),
             capacity: 1 << 20,
             publishers: 1,
-            subscribers: 1,
+            subscribers: None,
             max_message_size: 4096,
             huge_pages: HugePages::None,
             hugetlbfs_dir: None,
@@ -145,10 +148,27 @@ impl Config {
         self
     }
 
-    /// Number of subscriber slots: exactly 1 for `Mpsc`, 1 to [`MAX_SUBSCRIBERS`] for `Fanout`.
+    /// Number of subscriber slots: exactly 1 for `Mpsc`, 1 to [`MAX_SUBSCRIBERS`] for
+    /// `Fanout`. Unset, an Mpsc channel has its one slot and a Fanout channel
+    /// [`DEFAULT_FANOUT_SUBSCRIBERS`]: a handful of readers join without configuring anything,
+    /// and each unused slot costs a few hundred bytes of control block, never a publisher's
+    /// time (a slot nobody holds holds no one back).
+    ///
+    /// ```
+    /// # let name = format!("doc-subscribers-{}", std::process::id());
+    /// let channel = salias::RawFifoFanout::create(&salias::Config::new(&name))?;
+    /// assert_eq!(channel.subscribers(), salias::DEFAULT_FANOUT_SUBSCRIBERS);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
     pub fn subscribers(mut self, slots: u32) -> Self {
-        self.subscribers = slots;
+        self.subscribers = Some(slots);
         self
+    }
+
+    /// The subscriber slots a channel of this topology gets.
+    pub(crate) fn subscriber_slots(&self, fanout: bool) -> u32 {
+        self.subscribers
+            .unwrap_or(if fanout { DEFAULT_FANOUT_SUBSCRIBERS } else { 1 })
     }
 
     /// Largest raw message, in bytes. Typed channels use the message type's size instead.
@@ -269,18 +289,19 @@ impl Config {
                 ),
             ));
         }
-        if self.subscribers == 0 {
+        let subscribers = self.subscribers.unwrap_or(1);
+        if subscribers == 0 {
             return Err(Error::config(
                 "subscribers",
                 "it is 0; a channel needs at least 1 subscriber slot",
             ));
         }
-        if self.subscribers > MAX_SUBSCRIBERS {
+        if subscribers > MAX_SUBSCRIBERS {
             return Err(Error::config(
                 "subscribers",
                 format!(
                     "{} subscriber slots is more than the limit of {MAX_SUBSCRIBERS}",
-                    self.subscribers
+                    subscribers
                 ),
             ));
         }

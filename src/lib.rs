@@ -133,7 +133,10 @@ pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
     RawOrderedMpsc, Reaped, remove, remove_stale,
 };
-pub use config::{Config, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS, validate_name};
+pub use config::{
+    Config, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS,
+    validate_name,
+};
 pub use error::{Error, NameProblem, Result, Role, TrustProblem};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};

@@ -37,7 +37,7 @@ use crate::{platform, protocol};
 /// assert!(subscriber.recv_timeout(Duration::from_millis(1)).is_err());
 /// # Ok::<(), salias::Error>(())
 /// ```
-pub trait WaitStrategy: Send + Sync {
+pub trait WaitStrategy: Send {
     /// Called after the condition was found unmet; `idle` counts such calls since the
     /// condition last held (0 on the first).
     fn wait(&mut self, idle: u32, park: &mut Park<'_>);

@@ -33,12 +33,13 @@ pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
 /// Makes a new channel named in `config`, recovering a stale one of the same name.
 pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)> {
     config.validate(kind.fixed_len, |len| kind.frame_len(len))?;
-    if kind.topology == Mpsc::ID && config.subscribers != 1 {
+    let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
+    if kind.topology == Mpsc::ID && subscribers != 1 {
         return Err(Error::config(
             "subscribers",
             format!(
                 "an Mpsc channel has exactly 1 subscriber slot, not {}; use a Fanout channel for several subscribers",
-                config.subscribers
+                subscribers
             ),
         ));
     }
@@ -87,7 +88,7 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
                     map: control,
                     layout,
                     publishers: config.publishers,
-                    subscribers: config.subscribers,
+                    subscribers,
                 },
                 rings,
                 names,
@@ -170,7 +171,8 @@ pub(super) fn build(
     ring_id_out: &mut Option<ObjectId>,
 ) -> Result<Built> {
     let name = config.name.as_str();
-    let layout = ControlLayout::new(config.publishers, config.subscribers);
+    let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
+    let layout = ControlLayout::new(config.publishers, subscribers);
     let ring_object_len = config.capacity as u64 * config.publishers as u64;
     let huge_pages = config.huge_pages.size().is_some();
     let no_space = |needed: u64, available: u64, filesystem: String| Error::NoSpace {
@@ -221,7 +223,7 @@ pub(super) fn build(
         mode: kind.mode,
         topology: kind.topology,
         publishers: config.publishers,
-        subscribers: config.subscribers,
+        subscribers,
         huge_pages: config.huge_pages.to_raw(),
         frame_align: kind.frame_align as u32,
         max_message_len: kind.fixed_len.unwrap_or(config.max_message_size) as u32,
@@ -252,7 +254,7 @@ pub(super) fn build(
 
     if kind.topology == Fanout::ID {
         // No subscriber yet: publishers are held back by none.
-        for index in 0..(config.publishers as usize * config.subscribers as usize) {
+        for index in 0..(config.publishers as usize * subscribers as usize) {
             // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
             let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
             cursor.store(CURSOR_IDLE, Ordering::Relaxed);
