@@ -141,6 +141,22 @@ pub use error::{Error, NameProblem, Result, Role, TrustProblem};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
+/// Derives [`Message`] for a `#[repr(C)]` struct of plain-data fields, checking at compile
+/// time that it has no padding, pointers or references, and recording its fingerprint.
+///
+/// ```
+/// use salias::{Message, SaliasMessage};
+///
+/// #[derive(SaliasMessage, Clone, Copy)]
+/// #[repr(C)]
+/// #[salias(name = "Quote", version = 2)] // what every process must agree on
+/// struct Quote {
+///     instrument: u64,
+///     bid: f64,
+///     ask: f64,
+/// }
+/// assert_eq!((Quote::FINGERPRINT.name, Quote::FINGERPRINT.schema_version), ("Quote", 2));
+/// ```
 pub use salias_derive::SaliasMessage;
 pub use status::{
     ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus, channel_status, channel_status_with, list_channels,
