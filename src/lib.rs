@@ -80,7 +80,8 @@
 //! - **A name changes hands** (`tests/name_reuse.rs`): an owner's drop and
 //!   [`remove_stale`] unlink only the objects they created, never a newer channel's.
 //! - **The process forks** (`tests/fork.rs`): in the child every inherited handle returns
-//!   [`Error::Inherited`] and releases nothing; the child connects again for its own.
+//!   [`Error::Inherited`] and releases nothing, and the inherited mappings are private
+//!   zero pages, so nothing reaches the parent's channels; the child connects again.
 //! - **The hot paths** (`tests/no_alloc.rs`, `tests/no_syscall.rs`): no publish or receive
 //!   path allocates or makes a system call; the two waiting paths that check liveness and
 //!   truncation do so at most once a millisecond.

@@ -12,9 +12,13 @@
 //! call per message) or `MAP_PRIVATE` copies (no sharing at all).
 //!
 //! **Fork.** A child made by `fork()` inherits every mapping and handle, but it is not the
-//! process its slots are registered to. A `pthread_atfork` child hook marks every cell
-//! `INHERITED`, so an inherited handle refuses to act (and its drop releases nothing),
-//! and forgets the cached process identity so the child's own handles carry its own.
+//! process its slots are registered to. A `pthread_atfork` child hook replaces every
+//! inherited salias mapping with private zero pages, so nothing the child does through an
+//! inherited handle (or a received view it kept) can reach its parent's channels; marks
+//! every cell `INHERITED`, so those handles report `Error::Inherited` (and their drops
+//! release nothing); and forgets the cached process identity, so the child's own handles
+//! carry its own. Handles therefore need no fork check before they act, only the health
+//! check they make after.
 //!
 //! Both tables are fixed-size statics because the signal handler may neither allocate
 //! nor lock: it only reads atomics and makes one `mmap` system call.
@@ -146,6 +150,14 @@ pub(crate) fn state_of(word: &AtomicU32) -> u32 {
     word.load(Ordering::Relaxed)
 }
 
+/// `word`'s state as last seen, without ordering it after this thread's earlier accesses:
+/// for the check at the start of a call, which only has to stop an inherited or poisoned
+/// handle from acting (a fault in an earlier call was caught by that call's own check).
+#[inline(always)]
+pub(crate) fn state_before_call(word: &AtomicU32) -> u32 {
+    word.load(Ordering::Relaxed)
+}
+
 /// A mapping the handler knows about; must be released before the mapping is unmapped, or
 /// a fault in whatever reuses the address would be mistaken for ours.
 pub(crate) struct Guarded {
@@ -180,6 +192,28 @@ fn install() {
 }
 
 extern "C" fn after_fork_in_child() {
+    // The child shares every inherited mapping with its parent. Replace each with private
+    // zero pages: nothing an inherited handle does in the child (a publish, a release, a
+    // drop) can then reach the parent's channels, and a receive finds nothing committed.
+    for range in &RANGES {
+        let end = range.end.load(Ordering::Acquire);
+        let start = range.start.load(Ordering::Acquire);
+        if end != 0 && start != 0 && end > start {
+            // SAFETY: `[start, end)` is a live salias mapping of this (single-threaded,
+            // just forked) process; replacing its pages affects only this process, and its
+            // handles all report `Error::Inherited` through the cells marked below.
+            unsafe {
+                libc::mmap(
+                    start as *mut c_void,
+                    end - start,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                );
+            }
+        }
+    }
     for cell in &CELLS {
         // Only cells in use: a free one must stay claimable by the child.
         let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |state| {

@@ -35,10 +35,11 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         Ok(())
     }
 
-    /// Fails once the channel's memory was truncated under it, or in a `fork()` child.
+    /// Fails once the channel's memory was truncated under it, or in a `fork()` child:
+    /// checked before a publish touches shared memory, so such a handle writes nothing.
     #[inline(always)]
     pub(super) fn check_health(&self) -> Result<()> {
-        match platform::state_of(self.health) {
+        match platform::state_before_call(self.health) {
             HEALTHY => Ok(()),
             state => Err(platform::unhealthy(&self.shared.name, state)),
         }
@@ -47,6 +48,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Finds room for `frames` bytes of frames, returning the first one's position.
     #[inline(always)]
     pub(super) fn reserve(&mut self, frames: u64) -> Result<u64> {
+        // An inherited (fork) or poisoned handle writes nothing: the one check a publish
+        // makes. A truncation during this publish sends its frames to zero pages, and the
+        // next call reports it.
         self.check_health()?;
         let pos = self.tail;
         if pos + frames > self.limit {

@@ -65,8 +65,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         Ok(true)
     }
 
-    /// Finds the next message, releasing room to publishers when there is none.
-    /// Fails once the channel's memory was truncated under it, or in a `fork()` child.
+    /// Fails once the channel's memory was truncated under it, or in a `fork()` child;
+    /// after this call's accesses to shared memory, so a fault in them is seen.
     #[inline(always)]
     pub(super) fn check_usable(&self) -> Result<()> {
         match platform::state_of(self.health) {

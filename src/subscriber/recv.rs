@@ -12,13 +12,15 @@ use crate::wait::{Adaptive, Waiter};
 use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// Finds the next message, releasing room to publishers when there is none.
     pub(super) fn next(&mut self) -> Result<Option<Next>> {
-        self.check_usable()?;
+        // No check before: a truncated or inherited (fork) mapping reads as zero pages,
+        // where nothing is committed, so a message found is a real one.
         if let Some(next) = self.find()? {
             self.misses = 0;
             return Ok(Some(next));
         }
-        // Nothing found may mean the ring turned to zero pages under the search.
+        // Nothing found may mean the ring is zero pages now (truncated, or a fork child's).
         self.check_usable()?;
         self.release_all();
         self.misses = self.misses.saturating_add(1);
@@ -139,7 +141,6 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// ```
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
-        self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
@@ -173,7 +174,6 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// ```
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
-        self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
