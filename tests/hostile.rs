@@ -435,3 +435,29 @@ fn random_scribbles_never_crash_or_hang() {
         }
     }
 }
+
+/// A control block that claims huge pages and a hugetlbfs directory longer than the field
+/// that holds it is refused as corrupt by `connect` and the status view, not a panic.
+#[test]
+fn a_forged_hugetlbfs_directory_length_is_refused() {
+    let name = unique_name("hostile-hugedir");
+    // A 2 MiB ring, so the forged page size still divides the capacity.
+    let _owner = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(2 << 20)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let offsets = raw.offsets;
+    let word = |raw: &Raw, at: usize| u64::from_ne_bytes(raw.control[at..at + 8].try_into().unwrap());
+    // 2 MiB huge pages (the frame alignment after it kept), and a directory length far
+    // past its 256-byte field (the name length before it kept).
+    let pages = word(&raw, offsets.huge_pages);
+    raw.set_control(offsets.huge_pages, pages & !0xffff_ffff | 1);
+    let lengths = word(&raw, offsets.name_len);
+    raw.set_control(offsets.name_len, lengths & 0xffff_ffff | 0xffff << 32);
+    let connect = FifoMpsc::<Sample>::connect(&name).map(drop).unwrap_err();
+    let status = salias::channel_status(&name).map(drop).unwrap_err();
+    for err in [connect, status] {
+        assert!(
+            matches!(&err, Error::Corrupt { what, .. } if what.contains("hugetlbfs directory")),
+            "{err}"
+        );
+    }
+}

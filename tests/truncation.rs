@@ -150,7 +150,7 @@ fn a_truncated_channel_is_reported_not_fatal() {
         println!("SKIPPED {TEST}: ThreadSanitizer's runtime is not reentrant for a fault inside its atomics");
         return;
     }
-    if let Some(role) = role() {
+    if let Some(role) = role().filter(|role| role != "ignores-sigbus") {
         if arg::<bool>("FANOUT") {
             return run_role::<Fanout>(&role);
         }
@@ -168,4 +168,31 @@ fn a_truncated_channel_is_reported_not_fatal() {
             }
         }
     }
+}
+
+/// A SIGBUS that someone sends (not a fault) is not a truncation: it poisons no channel,
+/// and a process that ignored SIGBUS before salias came still ignores it.
+#[test]
+fn a_sent_sigbus_is_not_taken_for_a_truncation() {
+    const SENT: &str = "a_sent_sigbus_is_not_taken_for_a_truncation";
+    if role().as_deref() == Some("ignores-sigbus") {
+        // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety preconditions.
+        unsafe { libc::signal(libc::SIGBUS, libc::SIG_IGN) };
+        let channel = Channel::<Sample, Fifo, Mpsc>::create(&Config::new(unique_name("sent-sigbus"))).unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        let mut subscriber = channel.subscriber().unwrap();
+        for seq in 0..3 {
+            // SAFETY: raising a signal has no memory-safety preconditions.
+            unsafe { libc::raise(libc::SIGBUS) };
+            publisher.offer(&Sample::new(0, seq)).unwrap();
+            assert_eq!(subscriber.try_recv().unwrap().map(|s| s.seq), Some(seq));
+        }
+        report("survived");
+        return;
+    }
+    let reports = wait_all(
+        vec![("ignores-sigbus", spawn(SENT, "ignores-sigbus", &[]))],
+        Duration::from_secs(60),
+    );
+    assert_eq!(reports[0], ["survived"]);
 }

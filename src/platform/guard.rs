@@ -6,8 +6,9 @@
 //! the previous one for every address that is not in a salias mapping). For a fault inside
 //! a registered mapping it maps a private zero page over the faulting page, marks the
 //! channel's [`Health`] cell `TRUNCATED` and returns, so the interrupted load or store
-//! finishes against the zero page. Every handle checks its cell on each call and returns
-//! `Error::Corrupt` from then on. This is what the JVM does for a truncated
+//! finishes against the zero page. Every handle checks its cell before it acts (and a
+//! receive again when it finds nothing, which is what a zeroed ring looks like), and
+//! returns `Error::Corrupt` from then on. This is what the JVM does for a truncated
 //! `MappedByteBuffer`; the alternatives were worse: reading through `pread` (a system
 //! call per message) or `MAP_PRIVATE` copies (no sharing at all).
 //!
@@ -17,8 +18,7 @@
 //! inherited handle (or a received view it kept) can reach its parent's channels; marks
 //! every cell `INHERITED`, so those handles report `Error::Inherited` (and their drops
 //! release nothing); and forgets the cached process identity, so the child's own handles
-//! carry its own. Handles therefore need no fork check before they act, only the health
-//! check they make after.
+//! carry its own.
 //!
 //! Both tables are fixed-size statics because the signal handler may neither allocate
 //! nor lock: it only reads atomics and makes one `mmap` system call.
@@ -76,7 +76,13 @@ pub(crate) struct Health {
 impl Health {
     /// Takes a free cell, installing the handler and fork hook first if no one has.
     pub(crate) fn new(name: &str) -> Result<Health> {
-        install();
+        if !install() {
+            return Err(Error::platform_check(
+                "sigaction",
+                format!("channel {name:?}"),
+                "salias could not install its SIGBUS guard or fork hook, without which a peer truncating the channel would kill this process",
+            ));
+        }
         for (index, cell) in CELLS.iter().enumerate() {
             if cell
                 .compare_exchange(FREE, HEALTHY, Ordering::AcqRel, Ordering::Relaxed)
@@ -150,14 +156,6 @@ pub(crate) fn state_of(word: &AtomicU32) -> u32 {
     word.load(Ordering::Relaxed)
 }
 
-/// `word`'s state as last seen, without ordering it after this thread's earlier accesses:
-/// for the check at the start of a call, which only has to stop an inherited or poisoned
-/// handle from acting (a fault in an earlier call was caught by that call's own check).
-#[inline(always)]
-pub(crate) fn state_before_call(word: &AtomicU32) -> u32 {
-    word.load(Ordering::Relaxed)
-}
-
 /// A mapping the handler knows about; must be released before the mapping is unmapped, or
 /// a fault in whatever reuses the address would be mistaken for ours.
 pub(crate) struct Guarded {
@@ -165,30 +163,44 @@ pub(crate) struct Guarded {
 }
 
 impl Guarded {
+    /// Unregisters the mapping; call it before unmapping.
     pub(crate) fn release(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
         let range = &RANGES[self.index];
         range.end.store(0, Ordering::Release);
         range.start.store(0, Ordering::Release);
     }
 }
 
-fn install() {
+/// Installs the handler and the fork hook once; whether both are in place.
+fn install() -> bool {
+    static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     INSTALL.call_once(|| {
         // SAFETY: `sigaction` and `pthread_atfork` with structs we own and fill in; the
         // handler and hook are `extern "C"` functions that live for the whole program.
-        let previous = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
+        unsafe {
+            // The disposition to chain to is stored before ours is installed, so the
+            // handler never runs without it.
             let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut previous) != 0 {
+                return;
+            }
+            let _ = PREVIOUS.set(previous);
+            let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_sigbus as *const () as usize;
             action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(libc::SIGBUS, &action, &mut previous);
-            libc::pthread_atfork(None, None, Some(after_fork_in_child));
-            previous
-        };
-        // A fault before this store (no salias mapping exists yet) chains to the default.
-        let _ = PREVIOUS.set(previous);
+            let installed = libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) == 0
+                && libc::pthread_atfork(None, None, Some(after_fork_in_child)) == 0;
+            INSTALLED.store(installed, Ordering::Release);
+        }
     });
+    INSTALLED.load(Ordering::Acquire)
 }
 
 extern "C" fn after_fork_in_child() {
@@ -203,7 +215,7 @@ extern "C" fn after_fork_in_child() {
             // just forked) process; replacing its pages affects only this process, and its
             // handles all report `Error::Inherited` through the cells marked below.
             unsafe {
-                libc::mmap(
+                let replaced = libc::mmap(
                     start as *mut c_void,
                     end - start,
                     libc::PROT_READ | libc::PROT_WRITE,
@@ -211,6 +223,11 @@ extern "C" fn after_fork_in_child() {
                     -1,
                     0,
                 );
+                if replaced == libc::MAP_FAILED {
+                    // No memory for private pages: make the shared ones unreachable
+                    // instead (handles check their cell before touching them).
+                    libc::mprotect(start as *mut c_void, end - start, libc::PROT_NONE);
+                }
             }
         }
     }
@@ -239,10 +256,42 @@ fn range_of(addr: usize) -> Option<&'static Range> {
     })
 }
 
+/// Whether `code` is a fault the kernel raised for an access to a mapping: only those
+/// carry a faulting address, and only they recur if the access is retried.
+fn is_access_fault(code: libc::c_int) -> bool {
+    code == libc::BUS_ADRERR || code == libc::BUS_OBJERR
+}
+
+/// The calling thread's `errno`, which the handler must leave as it found it.
+fn errno_location() -> *mut libc::c_int {
+    #[cfg(target_os = "linux")]
+    // SAFETY: returns this thread's errno slot; no preconditions.
+    return unsafe { libc::__errno_location() };
+    #[cfg(not(target_os = "linux"))]
+    // SAFETY: as above.
+    return unsafe { libc::__error() };
+}
+
 extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    // SAFETY: this thread's errno slot, valid for the whole handler.
+    let saved_errno = unsafe { *errno_location() };
+    // SAFETY: the arguments the kernel gave this handler.
+    unsafe { handle(signal, info, context) };
+    // SAFETY: as above.
+    unsafe { *errno_location() = saved_errno };
+}
+
+/// # Safety
+/// Only from the signal handler, with the arguments it was given.
+unsafe fn handle(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler.
-    let addr = unsafe { (*info).si_addr() } as usize;
-    if let Some(range) = range_of(addr) {
+    let code = unsafe { (*info).si_code };
+    // A signal someone sent carries no address worth trusting (for SI_USER the field
+    // overlaps the sender's pid and uid): never zero a page for one.
+    // SAFETY: as above; read only for a kernel access fault.
+    let addr = is_access_fault(code).then(|| unsafe { (*info).si_addr() } as usize);
+    if let Some(range) = addr.and_then(range_of) {
+        let addr = addr.unwrap_or_default();
         let page = range.page.load(Ordering::Relaxed);
         let at = addr & !(page - 1);
         // SAFETY: `[at, at + page)` lies inside a live salias mapping (it is registered,
@@ -276,14 +325,19 @@ extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context
 unsafe fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     let previous = PREVIOUS.get();
     let handler = previous.map_or(libc::SIG_DFL, |previous| previous.sa_sigaction);
-    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
-        // Restore the default and let the fault happen again on return (a signal someone
-        // sent, which will not recur, is raised again instead): the process dies of
-        // SIGBUS exactly as it would have without salias.
+    // SAFETY: the kernel's siginfo (caller).
+    let code = unsafe { (*info).si_code };
+    if handler == libc::SIG_IGN && !is_access_fault(code) {
+        // Ignored before salias came: stays ignored. (An access fault cannot be ignored:
+        // retried, it recurs; the kernel kills the process, as it would have.)
+    } else if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        // Restore the default and let the process die of SIGBUS exactly as it would have
+        // without salias: an access fault recurs on return; anything else (sent, or a
+        // machine-check report that will not recur) is raised again.
         // SAFETY: plain signal-disposition calls, async-signal-safe.
         unsafe {
             libc::signal(signal, libc::SIG_DFL);
-            if (*info).si_code <= 0 {
+            if !is_access_fault(code) {
                 libc::raise(signal);
             }
         }

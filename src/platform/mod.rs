@@ -21,7 +21,7 @@ mod guard;
 mod names;
 mod numa;
 mod process;
-pub(crate) use guard::{Guarded, HEALTHY, Health, INHERITED, state_before_call, state_of, unhealthy};
+pub(crate) use guard::{Guarded, HEALTHY, Health, INHERITED, state_of, unhealthy};
 pub(crate) use names::ObjectNames;
 pub(crate) use numa::check_numa_node;
 pub(crate) use process::{Identity, token_alive, token_pid};

@@ -77,6 +77,9 @@ pub(crate) fn is_alive(pid: u32, start_low: u64) -> bool {
     }
     match state(pid) {
         State::Gone => false,
+        // Ask again: gone now means it exited meanwhile; still there means `/proc` hides
+        // it (another user's process under `hidepid`), and a holder is presumed alive.
+        State::Unreadable => !matches!(test_kill_process(raw), Err(Errno::SRCH)),
         // A different start time means the pid was recycled.
         State::Running(Some(now)) => start_low == 0 || now & 0xffff_ffff == start_low,
         // Running but its start time unreadable: a holder is presumed alive unless proven
@@ -92,13 +95,16 @@ enum State {
     Gone,
     /// Running, with its start time where it could be read.
     Running(Option<u64>),
+    /// `/proc/PID/stat` could not be opened.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Unreadable,
 }
 
 #[cfg(target_os = "linux")]
 fn start_time(pid: u32) -> Option<u64> {
     match state(pid) {
         State::Running(start) => start,
-        State::Gone => None,
+        State::Gone | State::Unreadable => None,
     }
 }
 
@@ -112,7 +118,8 @@ fn state(pid: u32) -> State {
         return State::Gone;
     };
     let Ok(file) = open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
-        return State::Gone;
+        // Exited since `kill` found it, or hidden (`/proc` mounted with `hidepid`).
+        return State::Unreadable;
     };
     // Lines are a few hundred bytes; however long its numbers, the start time (field 22)
     // ends within about 530 (the command name is at most 64), and later fields may be cut.

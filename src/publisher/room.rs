@@ -39,7 +39,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// checked before a publish touches shared memory, so such a handle writes nothing.
     #[inline(always)]
     pub(super) fn check_health(&self) -> Result<()> {
-        match platform::state_before_call(self.health) {
+        match platform::state_of(self.health) {
             HEALTHY => Ok(()),
             state => Err(platform::unhealthy(&self.shared.name, state)),
         }

@@ -65,14 +65,29 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
     let names = ObjectNames::of(name);
     let health = Health::new(name)?;
     let control_fd = create_control(&names, config)?;
-    let control_id = platform::object_id(control_fd.as_fd()).map_err(|e| shm_error("fstat", name, e))?;
+    let control_id = match platform::object_id(control_fd.as_fd()) {
+        Ok(id) => id,
+        Err(e) => {
+            // Ours, just made with O_EXCL: nothing else can be at the name yet.
+            let _ = platform::shm_unlink(&names.control);
+            return Err(shm_error("fstat", name, e));
+        }
+    };
     let ring_store = match &huge_dir {
         Some(dir) => RingStore::HugeFile(hugetlbfs_ring_path(dir, &names)),
         None => RingStore::Shm(names.rings.clone()),
     };
     // From here on, a failure must not leave names behind.
     let mut ring_id = None;
-    let built = build(config, kind, &control_fd, &ring_store, &health, &mut ring_id);
+    let built = build(
+        config,
+        kind,
+        &control_fd,
+        control_id,
+        &ring_store,
+        &health,
+        &mut ring_id,
+    );
     match built {
         Ok((control, rings, layout, ring_id, ring_fd)) => {
             let max_message_len = kind.fixed_len.unwrap_or(config.max_message_size);
@@ -100,7 +115,10 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
                 health,
             };
             // A peer may have truncated the objects while they were being set up.
-            shared.check_health()?;
+            if let Err(e) = shared.check_health() {
+                unlink_objects(&shared.names, control_id, &shared.ring_store, Some(ring_id));
+                return Err(e);
+            }
             // SYNC POINT header-ready (Release side): everything above is visible first.
             shared.header_state().store(STATE_READY, Ordering::Release);
             Ok((shared, Ownership { keep: config.keep }))
@@ -166,6 +184,7 @@ pub(super) fn build(
     config: &Config,
     kind: Kind,
     control_fd: &OwnedFd,
+    control_id: ObjectId,
     ring_store: &RingStore,
     health: &Health,
     ring_id_out: &mut Option<ObjectId>,
@@ -194,19 +213,21 @@ pub(super) fn build(
         ReserveError::Other(e) => shm_error("fallocate", name, e),
     })?;
     let control = map_control(control_fd, layout.len, name, health)?;
-    // Recorded before anything else can fail, so a stale channel's rings can be told apart
-    // from those of a channel created under the name later.
-    let ring_fd = create_ring_object(ring_store, config)?;
-    let ring_id = platform::object_id(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
-    *ring_id_out = Some(ring_id);
     // Until the state turns READY the block is written through raw pointers only: another
     // process may already have mapped it (to inspect it), so no `&mut` may cover it.
     let header = control.as_ptr() as *mut Header;
+    // The owner word first, before anything slow: a creator that shows no live owner for
+    // the init wait is taken for dead and its names removed.
     // SAFETY: the fresh mapping is `layout.len` ≥ size_of::<Header>() bytes, page aligned;
     // the projection references only the atomic owner word.
     unsafe { &(*header).owner }
         .token
         .store(Identity::current().token(), Ordering::Release);
+    // Recorded before anything else can fail, so a stale channel's rings can be told apart
+    // from those of a channel created under the name later.
+    let ring_fd = create_ring_object(ring_store, config, control_id)?;
+    let ring_id = platform::object_id(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
+    *ring_id_out = Some(ring_id);
 
     let fp = kind.fingerprint;
     let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(fp.name.as_bytes());
@@ -249,7 +270,8 @@ pub(super) fn build(
         ring_inode: ring_id.inode,
     };
     // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
-    // a peer may map may exist. Readers copy it only after the READY store releases it.
+    // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;
+    // every copy is validated, and `connect` uses only one read after the READY store.
     unsafe { (&raw mut (*header).info).write_volatile(info) };
 
     if kind.topology == Fanout::ID {
@@ -275,29 +297,49 @@ pub(super) fn build(
     };
     // Without this, a ring that does not fit maps fine and kills its first writer with
     // SIGBUS: tmpfs and hugetlbfs allocate on first touch, and MAP_POPULATE reports nothing.
-    platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
-        ReserveError::NoSpace { available, filesystem } => match config.huge_pages.size() {
-            Some(page) => no_space(
-                ring_object_len,
-                platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
-                format!("the {}-byte huge page pool (mounted at {filesystem})", page),
-            ),
-            None => no_space(shm_needed, available, filesystem),
-        },
-        ReserveError::Other(e) => shm_error("fallocate (rings)", name, e),
-    })?;
+    let reserve_rings = || {
+        platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
+            ReserveError::NoSpace { available, filesystem } => match config.huge_pages.size() {
+                Some(page) => no_space(
+                    ring_object_len,
+                    platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
+                    format!("the {}-byte huge page pool (mounted at {filesystem})", page),
+                ),
+                None => no_space(shm_needed, available, filesystem),
+            },
+            ReserveError::Other(e) => shm_error("fallocate (rings)", name, e),
+        })
+    };
+    // Pages are allocated under the memory policy in force when they are reserved: with a
+    // NUMA node, the rings are mapped and bound first, and reserved and faulted in after.
+    let numa = config.numa_node.is_some();
+    if !numa {
+        reserve_rings()?;
+    }
     let options = RingOptions {
         huge_page: config.huge_pages.size(),
         numa_node: config.numa_node,
-        populate: true,
+        populate: !numa,
     };
     let rings = map_rings(&ring_fd, config.publishers, config.capacity, &options, health, name)?;
+    if numa {
+        reserve_rings()?;
+        let page = config.huge_pages.size().unwrap_or_else(platform::page_size);
+        for ring in &rings {
+            // SAFETY: each ring's first view is a live mapping of `capacity` bytes, now backed.
+            unsafe { platform::touch_pages(ring.base(), config.capacity, page) };
+        }
+    }
     Ok((control, rings, layout, ring_id, ring_fd))
 }
 
-pub(super) fn create_ring_object(ring_store: &RingStore, config: &Config) -> Result<OwnedFd> {
+pub(super) fn create_ring_object(ring_store: &RingStore, config: &Config, control_id: ObjectId) -> Result<OwnedFd> {
     let name = config.name.as_str();
-    // We own the control name, so any ring object under this name is a stale leftover.
+    // While we own the control name, any ring object under this name is a stale leftover;
+    // once the name is someone else's (we stalled and were taken for dead), so are the rings.
+    let control_name = ObjectNames::of(name).control;
+    let still_ours =
+        || platform::shm_open(&control_name).is_ok_and(|fd| platform::object_id(fd.as_fd()) == Ok(control_id));
     for attempt in 0..2 {
         let created = match ring_store {
             RingStore::Shm(os_name) => platform::shm_create(os_name, config.permissions),
@@ -305,7 +347,13 @@ pub(super) fn create_ring_object(ring_store: &RingStore, config: &Config) -> Res
         };
         match created {
             Ok(fd) => return Ok(fd),
-            Err(Errno::EXIST) if attempt == 0 => unlink_rings(ring_store),
+            Err(Errno::EXIST) if attempt == 0 && still_ours() => unlink_rings(ring_store),
+            Err(Errno::EXIST) if attempt == 0 => {
+                return Err(Error::AlreadyExists {
+                    name: name.to_owned(),
+                    owner_pid: None,
+                });
+            }
             Err(e) => return Err(shm_error("open (create rings)", name, e)),
         }
     }

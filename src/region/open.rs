@@ -123,8 +123,10 @@ pub(super) fn open_rings(
     let (ring_fd, ring_store) = match checked.huge_pages.size() {
         Some(size) => {
             let dir = PathBuf::from(std::ffi::OsStr::new(
-                std::str::from_utf8(&info.hugetlbfs_dir[..info.hugetlbfs_dir_len as usize])
-                    .map_err(|_| Error::corrupt(name, "the hugetlbfs directory is not valid UTF-8"))?,
+                info.hugetlbfs_dir
+                    .get(..info.hugetlbfs_dir_len as usize)
+                    .and_then(|dir| std::str::from_utf8(dir).ok())
+                    .ok_or_else(|| Error::corrupt(name, "its hugetlbfs directory is not a valid path"))?,
             ));
             // The path comes from shared memory: only ever open our own file name in a real
             // hugetlbfs mount.

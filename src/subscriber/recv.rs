@@ -14,8 +14,9 @@ use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Finds the next message, releasing room to publishers when there is none.
     pub(super) fn next(&mut self) -> Result<Option<Next>> {
-        // No check before: a truncated or inherited (fork) mapping reads as zero pages,
-        // where nothing is committed, so a message found is a real one.
+        // Before reading: an inherited (fork) handle must not move its parent's cursors,
+        // even where the fork hook could not replace the mapping.
+        self.check_usable()?;
         if let Some(next) = self.find()? {
             self.misses = 0;
             return Ok(Some(next));
@@ -141,6 +142,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// ```
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
+        self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
@@ -174,6 +176,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// ```
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
+        self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
