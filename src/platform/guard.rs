@@ -109,6 +109,11 @@ impl Health {
         state_of(self.word())
     }
 
+    /// Fails once the channel was truncated under this process, or in a `fork()` child.
+    pub(crate) fn check(&self, name: &str) -> Result<()> {
+        check_cell(self.word(), name)
+    }
+
     /// Marks the channel truncated, as the handler does when it catches a fault.
     pub(crate) fn poison(&self) {
         let _ = self
@@ -156,17 +161,20 @@ pub(crate) fn state_of(word: &AtomicU32) -> u32 {
     word.load(Ordering::Relaxed)
 }
 
-/// A mapping the handler knows about; must be released before the mapping is unmapped, or
-/// a fault in whatever reuses the address would be mistaken for ours.
-pub(crate) struct Guarded {
-    index: usize,
+/// `Ok` while the cell `word` is healthy, else the error its state stands for: the one
+/// check every handle and every read of a mapping makes.
+#[inline(always)]
+pub(crate) fn check_cell(word: &AtomicU32, name: &str) -> Result<()> {
+    match state_of(word) {
+        HEALTHY => Ok(()),
+        state => Err(unhealthy(name, state)),
+    }
 }
 
-impl Guarded {
-    /// Unregisters the mapping; call it before unmapping.
-    pub(crate) fn release(self) {
-        drop(self);
-    }
+/// A mapping the handler knows about, until dropped; drop it before the mapping is
+/// unmapped, or a fault in whatever reuses the address would be mistaken for ours.
+pub(crate) struct Guarded {
+    index: usize,
 }
 
 impl Drop for Guarded {
@@ -290,8 +298,7 @@ unsafe fn handle(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut 
     // overlaps the sender's pid and uid): never zero a page for one.
     // SAFETY: as above; read only for a kernel access fault.
     let addr = is_access_fault(code).then(|| unsafe { (*info).si_addr() } as usize);
-    if let Some(range) = addr.and_then(range_of) {
-        let addr = addr.unwrap_or_default();
+    if let Some((addr, range)) = addr.and_then(|addr| Some((addr, range_of(addr)?))) {
         let page = range.page.load(Ordering::Relaxed);
         let at = addr & !(page - 1);
         // SAFETY: `[at, at + page)` lies inside a live salias mapping (it is registered,

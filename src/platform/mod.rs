@@ -21,7 +21,7 @@ mod guard;
 mod names;
 mod numa;
 mod process;
-pub(crate) use guard::{Guarded, HEALTHY, Health, INHERITED, state_of, unhealthy};
+pub(crate) use guard::{Guarded, Health, INHERITED, check_cell};
 pub(crate) use names::ObjectNames;
 pub(crate) use numa::check_numa_node;
 pub(crate) use process::{Identity, token_alive, token_pid};
@@ -246,9 +246,8 @@ impl ControlMap {
 
 impl Drop for ControlMap {
     fn drop(&mut self) {
-        if let Some(guard) = self.guard.take() {
-            guard.release();
-        }
+        // Unregistered before the mapping goes.
+        self.guard = None;
         // SAFETY: mapped by `map`; every handle borrowing it holds the owner of this value.
         unsafe {
             let _ = rustix::mm::munmap(self.base.as_ptr().cast(), self.len);
@@ -375,9 +374,8 @@ impl MagicRing {
 
 impl Drop for MagicRing {
     fn drop(&mut self) {
-        if let Some(guard) = self.guard.take() {
-            guard.release();
-        }
+        // Unregistered before the mapping goes.
+        self.guard = None;
         // SAFETY: the two views were mapped by `map` and nothing borrows them past the
         // lifetime of this value (handles hold the ring through an `Arc`).
         unsafe {

@@ -8,7 +8,7 @@ use super::Publisher;
 use crate::error::{Error, Result};
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
-use crate::platform::{self, HEALTHY};
+use crate::platform;
 use crate::protocol;
 
 /// How often a backpressured publisher checks for truncation and dead subscribers.
@@ -39,10 +39,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// checked before a publish touches shared memory, so such a handle writes nothing.
     #[inline(always)]
     pub(super) fn check_health(&self) -> Result<()> {
-        match platform::state_of(self.health) {
-            HEALTHY => Ok(()),
-            state => Err(platform::unhealthy(&self.shared.name, state)),
-        }
+        platform::check_cell(self.health, &self.shared.name)
     }
 
     /// Finds room for `frames` bytes of frames, returning the first one's position.

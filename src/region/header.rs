@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::object::{recorded_rings, shm_error};
 use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS, validate_name};
 use crate::error::Result;
-use crate::platform::{self, ControlMap, HEALTHY, Health, ObjectId, ObjectNames};
+use crate::platform::{self, ControlMap, Health, ObjectId, ObjectNames};
 use crate::wire::layout::{ChannelInfo, ControlLayout, Header, MAGIC, SLOT_FREE, STATE_READY};
 
 /// How long `connect` waits for an owner that is still initialising the channel, in ms.
@@ -65,10 +65,8 @@ pub(super) fn copy_header(map: &ControlMap, health: &Health, name: &str) -> Resu
     // SAFETY: plain bytes copied out of the mapping, never referenced in place; every use
     // validates the copy first.
     let info = Box::new(unsafe { std::ptr::read_volatile(&raw const (*header).info) });
-    match health.state() {
-        HEALTHY => Ok(HeaderCopy { state, owner, info }),
-        state => Err(platform::unhealthy(name, state)),
-    }
+    health.check(name)?;
+    Ok(HeaderCopy { state, owner, info })
 }
 
 /// Reads just the header of the object open as `fd`, if it is long enough to hold one.

@@ -33,7 +33,7 @@ use object::RingStore;
 use crate::error::{Error, Result};
 use crate::kind::{mode_name, topology_name};
 use crate::message::Fingerprint;
-use crate::platform::{self, ControlMap, HEALTHY, Health, MagicRing, ObjectId, ObjectNames};
+use crate::platform::{self, ControlMap, Health, MagicRing, ObjectId, ObjectNames};
 use crate::wire::frame::round_up;
 use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Holder, Hot, PublisherSlot, SubscriberSlot};
 
@@ -104,10 +104,7 @@ impl Shared {
 
     /// Fails once another process truncated the channel's objects, or in a `fork()` child.
     pub(crate) fn check_health(&self) -> Result<()> {
-        match self.health.state() {
-            HEALTHY => Ok(()),
-            state => Err(platform::unhealthy(&self.name, state)),
-        }
+        self.health.check(&self.name)
     }
 
     /// Asks the system whether either object was shrunk below what this view maps, and

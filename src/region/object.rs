@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::validate_name;
 use crate::error::{Error, Result};
-use crate::platform::{self, HEALTHY, Health, MagicRing, ObjectFacts, ObjectId, ObjectNames, RingOptions};
+use crate::platform::{self, Health, MagicRing, ObjectFacts, ObjectId, ObjectNames, RingOptions};
 use crate::wire::layout::{ChannelInfo, MAGIC};
 use rustix::io::Errno;
 
@@ -107,10 +107,8 @@ pub(super) fn map_rings(
         .map(|p| MagicRing::map(fd.as_fd(), (p * capacity) as u64, capacity, options, health, &object))
         .collect::<Result<Vec<_>>>()?;
     // Faulting the pages in may have found the object shrunk.
-    match health.state() {
-        HEALTHY => Ok(rings),
-        state => Err(platform::unhealthy(name, state)),
-    }
+    health.check(name)?;
+    Ok(rings)
 }
 
 /// Opens an existing channel's control object by name, with what `fstat` says of it.

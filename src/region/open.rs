@@ -12,7 +12,7 @@ use super::object::{
 use super::validate::{Checked, check_geometry, check_identity, validate_info};
 use super::{Control, Kind, Shared};
 use crate::error::{Error, Result};
-use crate::platform::{self, ControlMap, HEALTHY, Health, ObjectFacts, ObjectNames, RingOptions};
+use crate::platform::{self, ControlMap, Health, ObjectFacts, ObjectNames, RingOptions};
 use crate::trust::Trust;
 use crate::wire::layout::{ChannelInfo, ControlLayout, SLOT_FREE};
 use rustix::io::Errno;
@@ -184,10 +184,7 @@ pub(crate) struct ControlView {
 impl ControlView {
     /// Fails if the control object was truncated while it was read.
     pub(crate) fn check_health(&self, name: &str) -> Result<()> {
-        match self.health.state() {
-            HEALTHY => Ok(()),
-            state => Err(platform::unhealthy(name, state)),
-        }
+        self.health.check(name)
     }
 }
 

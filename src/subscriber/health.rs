@@ -8,7 +8,7 @@ use super::Subscriber;
 use crate::error::Result;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
-use crate::platform::{self, HEALTHY};
+use crate::platform;
 use crate::protocol::{self};
 use crate::wire::layout::SLOT_FREE;
 
@@ -69,9 +69,6 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// after this call's accesses to shared memory, so a fault in them is seen.
     #[inline(always)]
     pub(super) fn check_usable(&self) -> Result<()> {
-        match platform::state_of(self.health) {
-            HEALTHY => Ok(()),
-            state => Err(platform::unhealthy(&self.shared.name, state)),
-        }
+        platform::check_cell(self.health, &self.shared.name)
     }
 }
