@@ -111,7 +111,7 @@ impl Health {
 
     /// Fails once the channel was truncated under this process, or in a `fork()` child.
     pub(crate) fn check(&self, name: &str) -> Result<()> {
-        check_cell(self.word(), name)
+        check_cell(self.word()).map_err(|bad| bad.error(name))
     }
 
     /// Marks the channel truncated, as the handler does when it catches a fault.
@@ -161,13 +161,24 @@ pub(crate) fn state_of(word: &AtomicU32) -> u32 {
     word.load(Ordering::Relaxed)
 }
 
-/// `Ok` while the cell `word` is healthy, else the error its state stands for: the one
-/// check every handle and every read of a mapping makes.
+/// A cell found unhealthy: its state, turned into an `Error` only off the hot path.
+pub(crate) struct Unhealthy(u32);
+
+impl Unhealthy {
+    #[cold]
+    pub(crate) fn error(self, name: &str) -> Error {
+        unhealthy(name, self.0)
+    }
+}
+
+/// `Ok` while the cell `word` is healthy: the one check every handle and every read of a
+/// mapping makes. The error carries only the state, so the hot path loads nothing for the
+/// message (a load the compiler fence in `state_of` would keep from being sunk).
 #[inline(always)]
-pub(crate) fn check_cell(word: &AtomicU32, name: &str) -> Result<()> {
+pub(crate) fn check_cell(word: &AtomicU32) -> std::result::Result<(), Unhealthy> {
     match state_of(word) {
         HEALTHY => Ok(()),
-        state => Err(unhealthy(name, state)),
+        state => Err(Unhealthy(state)),
     }
 }
 
@@ -362,7 +373,7 @@ unsafe fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c
 
 /// The `Error` a handle returns once its cell is no longer healthy.
 #[cold]
-pub(crate) fn unhealthy(name: &str, state: u32) -> Error {
+fn unhealthy(name: &str, state: u32) -> Error {
     match state {
         INHERITED => Error::Inherited { name: name.to_owned() },
         _ => Error::corrupt(

@@ -39,7 +39,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// checked before a publish touches shared memory, so such a handle writes nothing.
     #[inline(always)]
     pub(super) fn check_health(&self) -> Result<()> {
-        platform::check_cell(self.health, &self.shared.name)
+        platform::check_cell(self.health).map_err(|bad| bad.error(&self.shared.name))
     }
 
     /// Finds room for `frames` bytes of frames, returning the first one's position.

@@ -69,6 +69,6 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// after this call's accesses to shared memory, so a fault in them is seen.
     #[inline(always)]
     pub(super) fn check_usable(&self) -> Result<()> {
-        platform::check_cell(self.health, &self.shared.name)
+        platform::check_cell(self.health).map_err(|bad| bad.error(&self.shared.name))
     }
 }
