@@ -5,7 +5,7 @@
 //! that mean nothing for a system are present as `null`. `label` is a caption for people
 //! only: everything it says is also in a field of its own.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::clock;
 use crate::cores::cores;
@@ -65,7 +65,7 @@ impl Clock {
 }
 
 /// What was measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum System {
     /// salias.
@@ -81,7 +81,7 @@ pub enum System {
 }
 
 /// Which of the throughput-like benchmarks a [`Throughput`] record comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ThroughputBench {
     /// 64-byte messages over every kind, shape and ring.
@@ -93,7 +93,7 @@ pub enum ThroughputBench {
 }
 
 /// How the publishers sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Api {
     /// One message per call (salias `offer`, Aeron `offer`).

@@ -1,0 +1,91 @@
+//! The command line, and how much each scale runs.
+
+use clap::{Parser, ValueEnum};
+
+/// salias cross-process throughput and latency, by BENCHMARKING.md: every publisher and
+/// subscriber a separate pinned process, variants alternating round by round, raw data
+/// as JSON lines in target/bench-results/ipc-<unix time>.jsonl.
+#[derive(Parser, Debug)]
+#[command(name = "ipc")]
+pub struct Cli {
+    /// 1 MiB rings only, 3 rounds, 2M messages per publisher (about a minute).
+    #[arg(long, conflicts_with = "smoke")]
+    pub quick: bool,
+
+    /// A tiny run that completes in seconds, to check the harness and its records; its
+    /// figures mean nothing.
+    #[arg(long)]
+    pub smoke: bool,
+
+    /// Run one section only.
+    #[arg(long, value_enum)]
+    pub only: Option<Section>,
+
+    /// Passed by `cargo bench`; changes nothing.
+    #[arg(long, hide = true)]
+    pub bench: bool,
+}
+
+/// A part of the benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Section {
+    /// 64-byte messages over every kind, shape, batch and ring size.
+    Throughput,
+    /// Raw frames of 8 B to 4 KiB, FifoMpsc 1P1S, 4 MiB ring.
+    Sizes,
+    /// 4 and 8 publishers into 64 KiB rings (more processes than cores).
+    Stress,
+    /// Ping-pong round trip / 2, next to the cache-line floor between the same cores.
+    Latency,
+}
+
+/// How much a run measures.
+#[derive(Clone, Debug)]
+pub struct Scale {
+    /// What the flags were called, for the raw data.
+    pub name: &'static str,
+    /// Rounds of every variant.
+    pub rounds: usize,
+    /// Messages per publisher of a throughput run (the other sections derive theirs).
+    pub messages: u64,
+    /// Ring sizes of the throughput section.
+    pub rings: &'static [usize],
+    /// Recorded round trips per ping-pong run.
+    pub pings: u64,
+}
+
+impl Cli {
+    /// Whether `section` runs.
+    pub fn runs(&self, section: Section) -> bool {
+        self.only.is_none_or(|only| only == section)
+    }
+
+    /// The scale the flags ask for.
+    pub fn scale(&self) -> Scale {
+        if self.smoke {
+            Scale {
+                name: "smoke",
+                rounds: 2,
+                messages: 20_000,
+                rings: &[1 << 20],
+                pings: 2_000,
+            }
+        } else if self.quick {
+            Scale {
+                name: "quick",
+                rounds: 3,
+                messages: 2_000_000,
+                rings: &[1 << 20],
+                pings: 200_000,
+            }
+        } else {
+            Scale {
+                name: "full",
+                rounds: 5,
+                messages: 10_000_000,
+                rings: &[1 << 20, 4 << 20, 64 << 20],
+                pings: 200_000,
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The latency section: ping-pong round trip / 2 over salias, alternating round by round
+//! with the bare cache-line floor between the same two cores. The parent is the pinger,
+//! a child the ponger.
+
+use std::error::Error;
+use std::time::Duration;
+
+use salias::{BusySpin, Channel, Config, Fifo, Mpsc};
+use support::barrier::Barrier;
+use support::cores::{Side, core_for, pin};
+use support::jsonl::JsonLines;
+use support::records::System;
+use support::role::Children;
+
+use crate::report;
+use crate::roles::{Child, ROLE, Task};
+use crate::setup::Msg64;
+
+/// The watchdog's limit for one ping-pong run.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+/// Runs `rounds` of floor then salias, `pings` round trips each, writes a record per run
+/// and prints the summary.
+pub fn latency(rounds: usize, pings: u64, out: &mut JsonLines) -> Result<(), Box<dyn Error>> {
+    let cores = [core_for(Side::Publisher, 0), core_for(Side::Subscriber, 0)];
+    let mut runs = Vec::new();
+    for round in 0..rounds {
+        let pid = std::process::id();
+        let mut floor = floor_round_trips(&format!("floor-{pid}-{round}"), pings, cores)?;
+        let mut salias = salias_round_trips(&format!("pingpong-{pid}-{round}"), pings, cores)?;
+        floor.sort_unstable();
+        salias.sort_unstable();
+        for (system, sorted) in [(System::Floor, &floor), (System::Salias, &salias)] {
+            out.write(&report::pingpong_record(system, round, cores, sorted))?;
+        }
+        runs.push((floor, salias));
+    }
+    report::print_latency(cores, pings, &runs);
+    Ok(())
+}
+
+/// Starts the ponger for run `name` on core `b`, pins this process to `a` and passes the
+/// barrier with it.
+fn start_ponger(name: &str, barrier: &Barrier, task: Task, [a, b]: [usize; 2]) -> Result<Children, Box<dyn Error>> {
+    let child = Child {
+        name: name.into(),
+        core: b,
+        task,
+    };
+    let mut children = Children::new();
+    children.spawn(child.task.role(), &mut ROLE.command_with(child.task.role(), &child)?)?;
+    pin(a)?;
+    barrier.arrive_and_release(2, &mut children, RUN_LIMIT)?;
+    Ok(children)
+}
+
+fn salias_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {
+    let ping = Channel::<Msg64, Fifo, Mpsc>::create(&Config::new(format!("{name}-ping")))?;
+    let pong = Channel::<Msg64, Fifo, Mpsc>::create(&Config::new(format!("{name}-pong")))?;
+    let mut outbound = ping.publisher()?;
+    let mut inbound = pong.subscriber()?;
+    inbound.set_wait_strategy(BusySpin);
+    let barrier = Barrier::create(name)?;
+    let children = start_ponger(name, &barrier, Task::Pong { pings }, cores)?;
+    let mut samples = Vec::with_capacity(pings as usize);
+    for seq in 0..pings {
+        let sent = support::clock::now_ns();
+        outbound.send(&Msg64::new(0, seq))?;
+        let back = inbound.recv()?;
+        assert_eq!(back.seq, seq, "ping-pong out of step");
+        drop(back);
+        samples.push(support::clock::now_ns() - sent);
+    }
+    children.wait_all(RUN_LIMIT)?;
+    Ok(samples)
+}
+
+fn floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {
+    let barrier = Barrier::create(name)?;
+    let children = start_ponger(name, &barrier, Task::FloorPong { pings }, cores)?;
+    let (ping, pong) = barrier.floor_line();
+    let samples = support::floor::round_trips(ping, pong, 0, pings);
+    children.wait_all(RUN_LIMIT)?;
+    Ok(samples)
+}

@@ -1,0 +1,265 @@
+//! The child processes: publishers and subscribers of a throughput run, and the pongs of
+//! the latency runs. Each connects, passes the start barrier, does its part, checks what
+//! it received and reports to the parent.
+
+use salias::{BusySpin, Bytes, Channel, Error, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, Topology};
+use serde::{Deserialize, Serialize};
+use support::barrier::Barrier;
+use support::clock::now_ns;
+use support::role::{Role, report_json};
+
+use crate::setup::{Kind, Msg64, Setup};
+
+/// The environment variable that names a child's role.
+pub const ROLE: Role = Role::new("SALIAS_IPC_ROLE");
+
+/// A child's parameters: the run it belongs to (its channel and barrier are named
+/// after it), its core and its task.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Child {
+    pub name: String,
+    pub core: usize,
+    pub task: Task,
+}
+
+/// What a child is to do.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Task {
+    /// Publishes `setup.messages` as publisher `index`.
+    Publisher { index: u64, setup: Setup },
+    /// Receives and checks every publisher's messages.
+    Subscriber { setup: Setup },
+    /// Echoes `pings` messages from `<name>-ping` to `<name>-pong`.
+    Pong { pings: u64 },
+    /// Echoes `pings` pings on the barrier's floor line.
+    FloorPong { pings: u64 },
+}
+
+impl Task {
+    /// The role's name, as the environment names it.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Task::Publisher { .. } => "publisher",
+            Task::Subscriber { .. } => "subscriber",
+            Task::Pong { .. } => "pong",
+            Task::FloorPong { .. } => "floor-pong",
+        }
+    }
+}
+
+/// What a throughput child reports when it is done.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Report {
+    /// From the barrier to its last offer.
+    Publisher {
+        elapsed_ns: u64,
+        attempts: u64,
+        refused: u64,
+    },
+    /// From the barrier to its last message.
+    Subscriber { elapsed_ns: u64, received: u64 },
+}
+
+/// Runs this child's task; a failed check panics, which fails the child and the run.
+pub fn run() {
+    let Child { name, core, task } = ROLE.params().unwrap_or_else(|e| panic!("{e}"));
+    support::cores::pin(core).unwrap_or_else(|e| panic!("{e}"));
+    match task {
+        Task::Publisher { index, setup } => dispatch(Some(index), &name, &setup),
+        Task::Subscriber { setup } => dispatch(None, &name, &setup),
+        Task::Pong { pings } => pong(&name, pings),
+        Task::FloorPong { pings } => {
+            let barrier = open_barrier(&name);
+            barrier.arrive_and_wait();
+            let (ping, pong) = barrier.floor_line();
+            support::floor::pong(ping, pong, pings);
+        }
+    }
+}
+
+fn open_barrier(name: &str) -> Barrier {
+    Barrier::open(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A publisher (with its index) or a subscriber of `setup`'s kind.
+fn dispatch(publisher: Option<u64>, name: &str, setup: &Setup) {
+    macro_rules! run {
+        ($m:ty, $k:ty, $sequence_of:expr) => {
+            match publisher {
+                Some(index) => run_publisher::<$m, $k>(name, setup, index),
+                None => run_subscriber::<$m, $k>(name, setup, $sequence_of),
+            }
+        };
+    }
+    match setup.kind {
+        Kind::RawFifoMpsc if publisher.is_some() => run_raw_publisher(name, setup),
+        Kind::RawFifoMpsc => run_raw_subscriber(name, setup),
+        Kind::FifoMpsc => run!(Fifo, Mpsc, |_| None),
+        Kind::FifoFanout => run!(Fifo, Fanout, |_| None),
+        Kind::OrderedMpsc => run!(Ordered, Mpsc, |info| Some(info.sequence())),
+        Kind::OrderedFanout => run!(Ordered, Fanout, |info| Some(info.sequence())),
+    }
+}
+
+fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
+    let channel = Channel::<Msg64, M, K>::connect(name).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let barrier = open_barrier(name);
+    let mut batch = vec![Msg64::new(index, 0); setup.batch];
+    let (mut attempts, mut seq) = (0u64, 0u64);
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while seq < setup.messages {
+        attempts += 1;
+        let sent = if setup.batch > 1 {
+            let count = (setup.messages - seq).min(setup.batch as u64) as usize;
+            for (i, message) in batch[..count].iter_mut().enumerate() {
+                *message = Msg64::new(index, seq + i as u64);
+            }
+            publisher.offer_batch(&batch[..count])
+        } else {
+            publisher.offer(&Msg64::new(index, seq)).map(|()| 1)
+        };
+        match sent {
+            Ok(n) => seq += n as u64,
+            Err(Error::Backpressured) => setup.backoff.back_off(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let elapsed_ns = now_ns() - started;
+    report_json(&Report::Publisher {
+        elapsed_ns,
+        attempts,
+        refused: publisher.backpressured(),
+    });
+}
+
+/// `sequence_of` gives an ordered message's global sequence number, checked to run 0, 1,
+/// 2, … with no gap or repeat; FIFO kinds pass a function that returns `None`.
+fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: fn(&MessageInfo<M>) -> Option<u64>) {
+    let channel = Channel::<Msg64, M, K>::connect(name).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let barrier = open_barrier(name);
+    let total = setup.messages * setup.publishers as u64;
+    let mut next = vec![0u64; setup.publishers as usize];
+    let (mut received, mut checksum, mut next_sequence) = (0u64, 0u64, 0u64);
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while received < total {
+        let polled = subscriber
+            .poll(256, |info, m| {
+                if let Some(sequence) = sequence_of(&info) {
+                    assert_eq!(sequence, next_sequence, "global sequence has a gap or repeat");
+                    next_sequence += 1;
+                }
+                let producer = m.producer as usize;
+                assert_eq!(m.seq, next[producer], "lost or reordered");
+                assert_eq!(m.words[5], m.seq ^ m.producer, "corrupted");
+                next[producer] += 1;
+                checksum = checksum.wrapping_add(m.seq);
+            })
+            .unwrap() as u64;
+        received += polled;
+        if polled == 0 {
+            setup.backoff.back_off();
+        }
+    }
+    let elapsed_ns = now_ns() - started;
+    let expected = setup.publishers as u64 * (setup.messages * (setup.messages - 1) / 2);
+    assert_eq!(checksum, expected, "checksum");
+    report_json(&Report::Subscriber { elapsed_ns, received });
+}
+
+/// Raw frames of `size` bytes carry the sequence number in their first 8 bytes (or as
+/// many as fit) and `raw_last_byte` in their last, so both ends of every frame are checked
+/// without touching the bytes between.
+fn raw_last_byte(len: usize, seq: u64) -> u8 {
+    if len > 8 {
+        seq as u8 ^ 0x5a
+    } else {
+        seq.to_le_bytes()[len - 1]
+    }
+}
+
+fn fill_raw(frame: &mut [u8], seq: u64) {
+    let (len, head) = (frame.len(), frame.len().min(8));
+    frame[..head].copy_from_slice(&seq.to_le_bytes()[..head]);
+    if let Some(last) = frame.last_mut() {
+        *last = raw_last_byte(len, seq);
+    }
+}
+
+fn run_raw_publisher(name: &str, setup: &Setup) {
+    let channel = Channel::<Bytes, Fifo, Mpsc>::connect(name).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let barrier = open_barrier(name);
+    let mut frames = vec![vec![0u8; setup.size]; setup.batch];
+    let (mut attempts, mut seq) = (0u64, 0u64);
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while seq < setup.messages {
+        let count = (setup.messages - seq).min(setup.batch as u64) as usize;
+        for (i, frame) in frames[..count].iter_mut().enumerate() {
+            fill_raw(frame, seq + i as u64);
+        }
+        attempts += 1;
+        let sent = if count == 1 {
+            publisher.offer(&frames[0]).map(|()| 1)
+        } else {
+            publisher.offer_batch(&frames[..count])
+        };
+        match sent {
+            Ok(n) => seq += n as u64,
+            Err(Error::Backpressured) => setup.backoff.back_off(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let elapsed_ns = now_ns() - started;
+    report_json(&Report::Publisher {
+        elapsed_ns,
+        attempts,
+        refused: publisher.backpressured(),
+    });
+}
+
+fn run_raw_subscriber(name: &str, setup: &Setup) {
+    let channel = Channel::<Bytes, Fifo, Mpsc>::connect(name).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let barrier = open_barrier(name);
+    let mut received = 0u64;
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while received < setup.messages {
+        subscriber
+            .poll(256, |_, frame| {
+                assert_eq!(frame.len(), setup.size, "wrong length");
+                let head = frame.len().min(8);
+                assert_eq!(frame[..head], received.to_le_bytes()[..head], "lost or reordered");
+                assert_eq!(
+                    frame[frame.len() - 1],
+                    raw_last_byte(frame.len(), received),
+                    "corrupted"
+                );
+                received += 1;
+            })
+            .unwrap();
+    }
+    let elapsed_ns = now_ns() - started;
+    report_json(&Report::Subscriber { elapsed_ns, received });
+}
+
+/// The salias ping-pong's echo: receives each ping and sends it straight back.
+fn pong(name: &str, pings: u64) {
+    let ping = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-ping")).unwrap();
+    let pong = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-pong")).unwrap();
+    let mut inbound = ping.subscriber().unwrap();
+    inbound.set_wait_strategy(BusySpin);
+    let mut outbound = pong.publisher().unwrap();
+    open_barrier(name).arrive_and_wait();
+    for _ in 0..pings {
+        let message = *inbound.recv().unwrap();
+        outbound.send(&message).unwrap();
+    }
+}

@@ -1,0 +1,86 @@
+//! The setups each section runs, in the order they alternate within a round.
+
+use support::records::ThroughputBench;
+
+use crate::cli::Scale;
+use crate::setup::{Backoff, Kind, Msg64, Setup};
+
+/// Ring size of the multi-producer stress runs: small, so offers are refused often.
+const STRESS_RING: usize = 64 << 10;
+
+/// Every kind, shape (1P1S, 2P1S, 1P2S, 2P2S; Mpsc kinds have one subscriber), single
+/// and batch-16 offers, over each ring size of the scale.
+pub fn throughput(scale: &Scale) -> Vec<Setup> {
+    let mut setups = Vec::new();
+    for &ring in scale.rings {
+        for (publishers, subscribers) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
+            for kind in [Kind::FifoMpsc, Kind::FifoFanout, Kind::OrderedMpsc, Kind::OrderedFanout] {
+                if kind.is_mpsc() && subscribers > 1 {
+                    continue;
+                }
+                for batch in [1, 16] {
+                    setups.push(Setup {
+                        bench: ThroughputBench::Throughput,
+                        kind,
+                        publishers,
+                        subscribers,
+                        ring,
+                        batch,
+                        messages: scale.messages,
+                        size: size_of::<Msg64>(),
+                        backoff: Backoff::Spin,
+                    });
+                }
+            }
+        }
+    }
+    setups
+}
+
+/// The message size sweep: raw frames, FIFO 1P1S, a 4 MiB ring (room for 1000 of the
+/// largest); fewer messages as they grow, so each run moves a similar number of bytes.
+pub fn sizes(scale: &Scale) -> Vec<Setup> {
+    let messages = scale.messages;
+    let mut setups = Vec::new();
+    for size in [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096] {
+        for batch in [1, 16] {
+            setups.push(Setup {
+                bench: ThroughputBench::Size,
+                kind: Kind::RawFifoMpsc,
+                publishers: 1,
+                subscribers: 1,
+                ring: 4 << 20,
+                batch,
+                messages: (messages * 64 / size as u64).clamp(messages / 8, messages),
+                size,
+                backoff: Backoff::Spin,
+            });
+        }
+    }
+    setups
+}
+
+/// Multi-producer stress: more publisher processes than cores, a 64 KiB ring each so
+/// offers are refused often (refused publishers yield), every message checked (and the
+/// global order, for Ordered).
+pub fn stress(scale: &Scale) -> Vec<Setup> {
+    let mut setups = Vec::new();
+    for kind in [Kind::FifoMpsc, Kind::OrderedMpsc] {
+        for publishers in [4, 8] {
+            for batch in [1, 16] {
+                setups.push(Setup {
+                    bench: ThroughputBench::Stress,
+                    kind,
+                    publishers,
+                    subscribers: 1,
+                    ring: STRESS_RING,
+                    batch,
+                    messages: scale.messages / 20,
+                    size: size_of::<Msg64>(),
+                    backoff: Backoff::Yield,
+                });
+            }
+        }
+    }
+    setups
+}
