@@ -1,106 +1,13 @@
-//! Roles as separate processes (BENCHMARKING.md rule 2): the running binary starts itself
-//! again with a role named in an environment variable, and its parameters as JSON in a
-//! second one; the parent waits for all of them under a watchdog and reads what each
-//! reported on its stdout, one `REPORT ` line per report.
-//!
-//! The environment, not the command line, carries the role, so a re-executed test or
-//! bench binary sees the arguments its harness expects (libtest's, cargo bench's
-//! `--bench`) and a role's parameters need no parser of their own.
+//! The children of a run: killed when dropped, waited for under a watchdog, their
+//! output collected and their reports read.
 
-use std::fmt;
 use std::io::Read;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// What starts every line a child reports to its parent.
-pub const REPORT_PREFIX: &str = "REPORT ";
-
-/// How often the watchdogs look at their children.
-const POLL: Duration = Duration::from_millis(5);
-
-/// The environment variable that names a re-executed binary's role (its parameters go in
-/// the same name with `_PARAMS` appended).
-#[derive(Clone, Copy, Debug)]
-pub struct Role {
-    var: &'static str,
-}
-
-impl Role {
-    /// Roles named in the environment variable `var`.
-    pub const fn new(var: &'static str) -> Role {
-        Role { var }
-    }
-
-    /// The variable that names the role.
-    pub fn var(&self) -> &'static str {
-        self.var
-    }
-
-    /// The variable that carries the role's parameters, as JSON.
-    pub fn params_var(&self) -> String {
-        format!("{}_PARAMS", self.var)
-    }
-
-    /// The role this process was started as, if it is a child.
-    pub fn current(&self) -> Option<String> {
-        std::env::var(self.var).ok()
-    }
-
-    /// A command that runs this binary again as `role`, with its stdout piped (for its
-    /// reports) and its stderr shared with this process. The caller adds arguments.
-    pub fn command(&self, role: &str) -> Result<Command, RoleError> {
-        let exe = std::env::current_exe().map_err(RoleError::CurrentExe)?;
-        let mut command = Command::new(exe);
-        self.make(&mut command, role);
-        Ok(command)
-    }
-
-    /// Makes `command`, which runs this binary (perhaps under another program), run it as
-    /// `role`, with stdout piped and stderr shared.
-    pub fn make<'c>(&self, command: &'c mut Command, role: &str) -> &'c mut Command {
-        command
-            .env(self.var, role)
-            .env_remove(self.params_var())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-    }
-
-    /// Like [`Role::command`], with `params` handed to the child as JSON; the child reads
-    /// them with [`Role::params`].
-    pub fn command_with<P: Serialize>(&self, role: &str, params: &P) -> Result<Command, RoleError> {
-        let json = serde_json::to_string(params).map_err(RoleError::EncodeParams)?;
-        let mut command = self.command(role)?;
-        command.env(self.params_var(), json);
-        Ok(command)
-    }
-
-    /// The parameters this child was started with by [`Role::command_with`].
-    pub fn params<P: DeserializeOwned>(&self) -> Result<P, RoleError> {
-        let var = self.params_var();
-        let json = std::env::var(&var).map_err(|_| RoleError::MissingParams { var: var.clone() })?;
-        serde_json::from_str(&json).map_err(|source| RoleError::BadParams { var, json, source })
-    }
-}
-
-/// Prints `line` as a report for the parent.
-pub fn report(line: impl fmt::Display) {
-    println!("{REPORT_PREFIX}{line}");
-}
-
-/// Prints `value` as a JSON report for the parent, which reads it with
-/// [`ChildOutput::json_reports`].
-pub fn report_json<T: Serialize>(value: &T) {
-    // A serde derive over plain numbers and strings cannot fail to encode.
-    report(serde_json::to_string(value).expect("a report encodes as JSON"));
-}
-
-/// The reports in a child's `output`, prefix removed.
-pub fn reports(output: &str) -> impl Iterator<Item = &str> {
-    output.lines().filter_map(|line| line.strip_prefix(REPORT_PREFIX))
-}
+use super::{POLL, REPORT_PREFIX, RoleError, reports};
 
 /// A child process that is killed (and reaped) when dropped, so a failing parent never
 /// leaves one behind.
@@ -294,143 +201,15 @@ impl ChildOutput {
     }
 }
 
-/// A role could not be started, did not finish, or reported what could not be read.
-#[derive(Debug)]
-pub enum RoleError {
-    /// The running binary's path is unknown.
-    CurrentExe(std::io::Error),
-    /// The role's parameters do not encode as JSON.
-    EncodeParams(serde_json::Error),
-    /// A child was started without its parameters.
-    MissingParams {
-        /// The variable that should carry them.
-        var: String,
-    },
-    /// A child's parameters do not decode.
-    BadParams {
-        /// The variable that carries them.
-        var: String,
-        /// Its value.
-        json: String,
-        /// Why it does not decode.
-        source: serde_json::Error,
-    },
-    /// A child could not be started.
-    Spawn {
-        /// Its name.
-        name: String,
-        /// The program run.
-        program: String,
-        /// Why not.
-        source: std::io::Error,
-    },
-    /// A child ended while the parent still waited for it to arrive.
-    EndedEarly {
-        /// Its name.
-        name: String,
-        /// How it ended.
-        status: ExitStatus,
-    },
-    /// A child failed.
-    Failed {
-        /// Its name.
-        name: String,
-        /// How it ended.
-        status: ExitStatus,
-        /// What it printed.
-        stdout: String,
-    },
-    /// Children were still running when the watchdog's limit passed.
-    Watchdog {
-        /// The limit.
-        limit: Duration,
-        /// Those still running.
-        running: Vec<String>,
-    },
-    /// A child's stdout could not be read or waited on.
-    Output(std::io::Error),
-    /// The child's stdout is not piped, so it cannot be read.
-    NotPiped,
-    /// The child's stdout ended before its next report.
-    EndedBeforeReport,
-    /// A thread reading a child's stdout panicked.
-    ReaderPanicked,
-    /// A report is not the JSON expected.
-    BadReport {
-        /// The child's name.
-        name: String,
-        /// The report.
-        line: String,
-        /// Why it does not decode.
-        source: serde_json::Error,
-    },
-}
-
-impl fmt::Display for RoleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RoleError::CurrentExe(e) => write!(f, "cannot find this binary's path to start a role: {e}"),
-            RoleError::EncodeParams(e) => write!(f, "a role's parameters do not encode as JSON: {e}"),
-            RoleError::MissingParams { var } => write!(
-                f,
-                "{var} is not set: a role is started by its parent (Role::command_with), not by hand"
-            ),
-            RoleError::BadParams { var, json, source } => {
-                write!(
-                    f,
-                    "{var}={json} does not decode ({source}): parent and child are different builds?"
-                )
-            }
-            RoleError::Spawn { name, program, source } => write!(f, "cannot start child {name} ({program}): {source}"),
-            RoleError::EndedEarly { name, status } => {
-                write!(f, "child {name} ended with {status} before the others were ready")
-            }
-            RoleError::Failed { name, status, stdout } => {
-                write!(f, "child {name} failed with {status}; its output:\n{stdout}")
-            }
-            RoleError::Watchdog { limit, running } => write!(
-                f,
-                "watchdog: children did not finish within {limit:?} (still running: {})",
-                running.join(", ")
-            ),
-            RoleError::Output(e) => write!(f, "cannot read or wait for a child: {e}"),
-            RoleError::NotPiped => write!(f, "the child's stdout is not piped (start it with Role::command)"),
-            RoleError::EndedBeforeReport => write!(f, "child exited before reporting"),
-            RoleError::ReaderPanicked => write!(f, "the thread reading a child's output panicked"),
-            RoleError::BadReport { name, line, source } => {
-                write!(f, "child {name} reported {line:?}, which does not decode: {source}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for RoleError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RoleError::CurrentExe(e) | RoleError::Output(e) | RoleError::Spawn { source: e, .. } => Some(e),
-            RoleError::EncodeParams(e)
-            | RoleError::BadParams { source: e, .. }
-            | RoleError::BadReport { source: e, .. } => Some(e),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
+    use std::process::Stdio;
 
     fn shell(script: &str) -> Command {
         let mut command = Command::new("sh");
         command.args(["-c", script]).stdout(Stdio::piped());
         command
-    }
-
-    #[test]
-    fn reports_are_the_prefixed_lines() {
-        let output = "noise\nREPORT a 1\nREPORT {\"x\":2}\nREPORTED not\n";
-        assert_eq!(reports(output).collect::<Vec<_>>(), ["a 1", "{\"x\":2}"]);
     }
 
     #[test]
@@ -486,18 +265,5 @@ mod tests {
             assert!(Instant::now() < deadline, "the child never ended");
             std::thread::sleep(POLL);
         }
-    }
-
-    #[test]
-    fn params_travel_as_json() {
-        let role = Role::new("SALIAS_SUPPORT_TEST_ROLE");
-        let command = role.command_with("x", &[1u32, 2]).unwrap();
-        let envs: Vec<_> = command.get_envs().collect();
-        assert!(envs.contains(&(OsStr::new("SALIAS_SUPPORT_TEST_ROLE"), Some(OsStr::new("x")))));
-        assert!(envs.contains(&(OsStr::new("SALIAS_SUPPORT_TEST_ROLE_PARAMS"), Some(OsStr::new("[1,2]")))));
-        assert!(matches!(
-            role.params::<Vec<u32>>(),
-            Err(RoleError::MissingParams { .. })
-        ));
     }
 }
