@@ -2,14 +2,18 @@
 //! roles as separate processes by re-executing the test binary.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use std::time::{Duration, Instant};
 
 use salias::{Config, SaliasMessage};
+pub use support::role::KillOnDrop;
+use support::role::{Children, Role};
 
 /// Environment variable that tells a re-executed test binary which role to play.
 pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
+
+const ROLE: Role = Role::new(ROLE_VAR);
 
 /// A channel name unique to this process and `tag`.
 pub fn unique_name(tag: &str) -> String {
@@ -24,7 +28,7 @@ pub fn unique_name(tag: &str) -> String {
 
 /// The role this process was started with, if it is a child.
 pub fn role() -> Option<String> {
-    std::env::var(ROLE_VAR).ok()
+    ROLE.current()
 }
 
 /// A value passed to a child through the environment.
@@ -48,11 +52,8 @@ pub fn spawn(test: &str, role: &str, args: &[(&str, String)]) -> KillOnDrop {
 
 /// `command`, which runs this test binary, made to run only `test` as `role` with `args`.
 fn as_role(mut command: Command, test: &str, role: &str, args: &[(&str, String)]) -> Command {
-    command
-        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
-        .env(ROLE_VAR, role)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    ROLE.make(&mut command, role)
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"]);
     for (key, value) in args {
         command.env(format!("SALIAS_TEST_{key}"), value);
     }
@@ -60,77 +61,19 @@ fn as_role(mut command: Command, test: &str, role: &str, args: &[(&str, String)]
 }
 
 /// Waits for every child; a watchdog kills them all and fails the test if they are not
-/// done within `limit` (a hang is a failure, never a slow pass). Returns each child's
-/// `REPORT` lines.
+/// done within `limit` (a hang is a failure, never a slow pass), or as soon as one fails.
+/// Returns each child's `REPORT` lines.
 pub fn wait_all(children: Vec<(&str, KillOnDrop)>, limit: Duration) -> Vec<Vec<String>> {
-    let deadline = Instant::now() + limit;
-    // Children that fail or hang are killed when `children` drops, panicking or not.
-    let mut children: Vec<(String, KillOnDrop, Option<std::process::ExitStatus>)> =
-        children.into_iter().map(|(n, c)| (n.to_owned(), c, None)).collect();
-    loop {
-        let mut running = false;
-        for (_, child, status) in children.iter_mut() {
-            if status.is_none() {
-                *status = child.0.try_wait().expect("poll child");
-                running |= status.is_none();
-            }
-        }
-        if !running {
-            break;
-        }
-        assert!(
-            Instant::now() <= deadline,
-            "watchdog: children did not finish within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
+    let mut all = Children::new();
+    for (name, child) in children {
+        all.push(name, child);
     }
-    children
-        .into_iter()
-        .map(|(name, mut child, status)| {
-            let mut out = String::new();
-            use std::io::Read;
-            child.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-            let status = status.unwrap();
-            assert!(
-                status.success(),
-                "child {name} failed with {status}; its output:\n{out}"
-            );
-            out.lines()
-                .filter_map(|l| l.strip_prefix("REPORT "))
-                .map(str::to_owned)
-                .collect()
-        })
+    // Children that fail or hang are killed on the way out, panicking or not.
+    all.wait_all(limit)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|output| output.reports().map(str::to_owned).collect())
         .collect()
-}
-
-/// Kills the child when dropped, so a failing parent never leaves an orphan behind.
-pub struct KillOnDrop(pub Child);
-
-impl KillOnDrop {
-    /// Reads the child's stdout until its next `REPORT` line and returns the rest of it.
-    pub fn next_report(&mut self) -> String {
-        use std::io::BufRead;
-        let stdout = self.0.stdout.as_mut().expect("child stdout is piped");
-        let mut reader = std::io::BufReader::new(stdout);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(
-                reader.read_line(&mut line).unwrap() > 0,
-                "child exited before reporting"
-            );
-            if let Some(rest) = line.trim_end().strip_prefix("REPORT ") {
-                return rest.to_owned();
-            }
-        }
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// A 64-byte message whose every field is derived from (producer, seq), so the subscriber

@@ -15,9 +15,19 @@ use super::{POLL, REPORT_PREFIX, RoleError, reports};
 pub struct KillOnDrop(pub Child);
 
 impl KillOnDrop {
+    /// Reads the child's stdout up to its next report and returns that report, for a test
+    /// that steps through a child's reports.
+    ///
+    /// # Panics
+    /// Where [`KillOnDrop::try_next_report`] fails, with its error's message (e.g. "child
+    /// exited before reporting").
+    pub fn next_report(&mut self) -> String {
+        self.try_next_report().unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// Reads the child's stdout up to its next report and returns that report. Reads byte
     /// by byte so that nothing after the report is taken from the pipe.
-    pub fn next_report(&mut self) -> Result<String, RoleError> {
+    pub fn try_next_report(&mut self) -> Result<String, RoleError> {
         let stdout = self.0.stdout.as_mut().ok_or(RoleError::NotPiped)?;
         let mut line = Vec::new();
         loop {
@@ -251,9 +261,9 @@ mod tests {
     #[test]
     fn next_report_skips_other_lines_and_leaves_the_rest() {
         let mut child = KillOnDrop(shell("echo x; echo 'REPORT one'; echo 'REPORT two'").spawn().unwrap());
-        assert_eq!(child.next_report().unwrap(), "one");
-        assert_eq!(child.next_report().unwrap(), "two");
-        assert!(matches!(child.next_report(), Err(RoleError::EndedBeforeReport)));
+        assert_eq!(child.next_report(), "one");
+        assert_eq!(child.try_next_report().unwrap(), "two");
+        assert!(matches!(child.try_next_report(), Err(RoleError::EndedBeforeReport)));
     }
 
     #[test]
