@@ -45,27 +45,34 @@ struct Cli {
 }
 
 /// Whose channels may be read (the same rule as `connect`): without these, channels of
-/// other users are refused. They may stand before or after the subcommand.
+/// other users are refused. They may stand before or after the subcommand, so both the
+/// tool and each subcommand take them and the two are merged (clap's `global` would keep
+/// only the subcommand's `--trust-uid` values when both levels have some).
 #[derive(Args)]
 struct TrustArgs {
     /// Also read channels of user UID (repeatable)
-    #[arg(long = "trust-uid", value_name = "UID", global = true, value_parser = parse_uid)]
+    #[arg(long = "trust-uid", value_name = "UID", value_parser = parse_uid)]
     trust_uid: Vec<u32>,
     /// Read channels of every user
-    #[arg(long, global = true)]
+    #[arg(long)]
     trust_any_user: bool,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Every channel: kind, owner, slots held, largest backlog
-    List,
+    List {
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
     /// A channel's live state, slot by slot: holder pid (alive or dead), published,
     /// refused offers, backlog
     Show {
         /// Channels to show
         #[arg(value_name = "NAME", required = true)]
         names: Vec<OsString>,
+        #[command(flatten)]
+        trust: TrustArgs,
     },
     /// Removes the named channels if their owner died; without names, every such channel
     #[command(name = "remove-stale")]
@@ -73,6 +80,8 @@ enum Command {
         /// Channels to remove if stale (default: every stale channel)
         #[arg(value_name = "NAME")]
         names: Vec<OsString>,
+        #[command(flatten)]
+        trust: TrustArgs,
     },
 }
 
@@ -98,15 +107,14 @@ where
         Ok(cli) => cli,
         Err(error) => return parse_error(&error),
     };
-    let trust = cli.trust.trust();
     let outcome = match cli.command {
-        Command::List => commands::list(&trust),
-        Command::Show { names } => match utf8(names) {
-            Ok(names) => commands::show(&names, &trust),
+        Command::List { trust } => commands::list(&cli.trust.and(trust)),
+        Command::Show { names, trust } => match utf8(names) {
+            Ok(names) => commands::show(&names, &cli.trust.and(trust)),
             Err(code) => return code,
         },
-        Command::RemoveStale { names } => match utf8(names) {
-            Ok(names) => commands::remove_stale(&names, &trust),
+        Command::RemoveStale { names, trust } => match utf8(names) {
+            Ok(names) => commands::remove_stale(&names, &cli.trust.and(trust)),
             Err(code) => return code,
         },
     };
@@ -121,13 +129,14 @@ where
 }
 
 impl TrustArgs {
-    fn trust(&self) -> Trust {
-        let mut trust = if self.trust_any_user {
+    /// The trust that the options before the subcommand and those after it give together.
+    fn and(self, after: TrustArgs) -> Trust {
+        let mut trust = if self.trust_any_user || after.trust_any_user {
             Trust::any_user()
         } else {
             Trust::current_user()
         };
-        for &uid in &self.trust_uid {
+        for uid in self.trust_uid.into_iter().chain(after.trust_uid) {
             trust = trust.and_uid(uid);
         }
         trust
@@ -161,4 +170,64 @@ fn utf8(names: Vec<OsString>) -> Result<Vec<String>, u8> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("salias").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn trust_options_stand_before_or_after_the_subcommand() {
+        for args in [
+            &["--trust-uid", "1000", "show", "a", "--trust-uid", "1001"][..],
+            &["show", "--trust-uid", "1000", "a", "--trust-uid=1001"][..],
+        ] {
+            let cli = parse(args).unwrap();
+            let Command::Show { names, trust } = cli.command else {
+                panic!("{args:?} is not show")
+            };
+            assert_eq!(names, [OsString::from("a")]);
+            let uids: Vec<u32> = cli.trust.trust_uid.iter().chain(&trust.trust_uid).copied().collect();
+            assert_eq!(uids, [1000, 1001], "{args:?}");
+            assert!(!cli.trust.trust_any_user && !trust.trust_any_user);
+        }
+        let cli = parse(&["remove-stale", "--trust-any-user"]).unwrap();
+        assert!(
+            matches!(cli.command, Command::RemoveStale { ref names, ref trust } if names.is_empty() && trust.trust_any_user)
+        );
+    }
+
+    #[test]
+    fn a_command_line_it_cannot_use_exits_with_2() {
+        for args in [
+            &["--trust-uid", "abc", "list"][..],
+            &["--trust-uid"][..],
+            &["list", "extra"][..],
+            &["show"][..],
+            &["frobnicate"][..],
+            &[][..],
+        ] {
+            let error = parse(args).err().unwrap_or_else(|| panic!("{args:?} parsed"));
+            assert_eq!(error.exit_code(), i32::from(USAGE_ERROR), "{args:?}: {error}");
+        }
+        let error = parse(&["--trust-uid", "abc", "list"]).err().unwrap();
+        assert!(error.to_string().contains("expected a numeric user id"), "{error}");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_a_usage_error() {
+        use std::os::unix::ffi::OsStringExt;
+        let name = OsString::from_vec(vec![b'a', 0xff]);
+        assert_eq!(run([OsString::from("salias"), "show".into(), name]), USAGE_ERROR);
+    }
 }
