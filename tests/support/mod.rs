@@ -1,5 +1,5 @@
-//! Helpers shared by the integration tests: unique channel names, and running a test's
-//! roles as separate processes by re-executing the test binary.
+//! Helpers shared by the integration tests (the library's, and the tool's in cli/tests): unique
+//! channel names, and running a test's roles as separate processes by re-executing the test binary.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::process::{Child, Command, Output, Stdio};
