@@ -1,6 +1,7 @@
 """Computing: the records grouped by what was run (keys made of the records' fields),
 medians with min and max over rounds, ratios per round, the headline ratios and where
-salias is behind. Nothing here formats a figure for the page; render does."""
+salias is behind. It names what it compares (a headline's caption, a run's system and
+API); the figures themselves are formatted by render."""
 
 import math
 from collections import namedtuple
