@@ -6,11 +6,12 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use salias::{Channel, Config, Error, Fanout, Fifo, Mpsc, Topology};
-use support::{Sample, SplitMix, arg, report, role, shm_objects_of, spawn, unique_name, wait_all};
+use support::{
+    Sample, SplitMix, TOOL_ROLE, arg, report, role, run_tool, salias_tool, shm_objects_of, spawn, unique_name, wait_all,
+};
 
 const TEST: &str = "a_truncated_channel_is_reported_not_fatal";
 /// Slots of the Fanout channel used when the control block is cut: enough that it spans two
@@ -60,10 +61,7 @@ fn show_until(name: &str, stop: &std::sync::atomic::AtomicBool) -> (u32, u32) {
     use std::os::unix::process::ExitStatusExt;
     let (mut runs, mut refused) = (0, 0);
     while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs == 0 {
-        let out = Command::new(env!("CARGO_BIN_EXE_salias"))
-            .args(["show", name])
-            .output()
-            .unwrap();
+        let out = salias_tool(TEST, &["show", name]);
         assert!(
             out.status.signal().is_none(),
             "salias show was killed by signal {:?}",
@@ -125,10 +123,7 @@ fn truncate_case<K: Topology>(case: u64, object: usize, half: bool) {
     });
     // Once cut, `salias show` refuses the channel (a channel cut to 0 reads as one whose
     // creation has not finished).
-    let after = Command::new(env!("CARGO_BIN_EXE_salias"))
-        .args(["show", &name])
-        .output()
-        .unwrap();
+    let after = salias_tool(TEST, &["show", &name]);
     assert!(!after.status.success(), "salias show accepted a truncated channel");
     println!(
         "  salias show ran {runs} times ({refused} refused); afterwards: {}",
@@ -149,6 +144,9 @@ fn a_truncated_channel_is_reported_not_fatal() {
         // wait for. The normal and AddressSanitizer runs cover this test.
         println!("SKIPPED {TEST}: ThreadSanitizer's runtime is not reentrant for a fault inside its atomics");
         return;
+    }
+    if role().as_deref() == Some(TOOL_ROLE) {
+        run_tool();
     }
     if let Some(role) = role().filter(|role| role != "ignores-sigbus") {
         if arg::<bool>("FANOUT") {
