@@ -1,9 +1,145 @@
-//! The command line.
+//! The command line: its flags, their defaults and checks, and what they make of a run.
 
+use std::fmt;
 use std::path::PathBuf;
 
-use crate::params::Params;
+use clap::{Parser, ValueEnum};
+
+use crate::params::{GatewayWait, Params, SubscriberWait};
 use crate::placement::realtime_limit_ms;
+
+/// The showcase pipeline: gateway processes → OrderedMpsc → engine process → FifoFanout →
+/// market-data subscriber processes, with open-loop latency, every run verified.
+///
+/// Without --sweep: one run of each chosen system (default salias, 1 M requests/s for 1 s).
+/// With --sweep: every system at every offered load, alternating, for several rounds, raw
+/// data to results/pipeline-<time>.jsonl.
+#[derive(Parser, Debug)]
+#[command(name = "pipeline", args_override_self = true)]
+pub struct Cli {
+    /// Offered load over all gateways, requests per second [default: 1000000; 50000 with --quick]
+    #[arg(long, value_name = "N", value_parser = requests_per_second)]
+    rate: Option<f64>,
+    /// Length of a run, ms [default: 1000; 300 with --sweep; 60 with --quick]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    duration_ms: Option<u64>,
+    /// Requests planned in the first N ms are sent and verified but not measured [default: 50; 10 with --quick]
+    #[arg(long, value_name = "N")]
+    warmup_ms: Option<u64>,
+    /// A smoke run: a single run at 50,000 requests/s for 60 ms (10 ms warm-up); flags given
+    /// explicitly still win
+    #[arg(long, conflicts_with = "sweep")]
+    quick: bool,
+    /// Gateway processes (1 to 32)
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=32))]
+    gateways: u32,
+    /// Market-data subscriber processes (1 to 32)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=32))]
+    subscribers: u32,
+    /// Seed of the gateways' synthetic order flow
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Cores of the gateways, taken in turn
+    #[arg(long, value_name = "CORE,..", value_delimiter = ',', default_value = "0", value_parser = core)]
+    gateway_cores: Vec<usize>,
+    /// Core of the engine [default: 1, or 0 on a machine with one core]
+    #[arg(long, value_name = "CORE", value_parser = core)]
+    engine_core: Option<usize>,
+    /// Cores of the subscribers, taken in turn
+    #[arg(long, value_name = "CORE,..", value_delimiter = ',', default_value = "0", value_parser = core)]
+    subscriber_cores: Vec<usize>,
+    /// How a gateway waits for a planned time
+    #[arg(long, value_enum, default_value_t = GatewayWait::Yield)]
+    gateway_wait: GatewayWait,
+    /// How an idle subscriber waits (the mutex baseline always sleeps on its condvar)
+    #[arg(long, value_enum, default_value_t = SubscriberWait::Futex)]
+    subscriber_wait: SubscriberWait,
+    /// Every role under SCHED_RR at this priority (1 to 99), so kernel threads cannot take a
+    /// role's core; needs root or CAP_SYS_NICE and util-linux's chrt, and runs short enough
+    /// for the kernel's real-time throttling
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u32).range(1..=99))]
+    realtime: Option<u32>,
+    /// Single run: write the engine's input (in the order it received it) and each
+    /// subscriber's events to DIR, for a byte-for-byte replay (tests/pipeline.rs)
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// Which system to run, in a single run or in every round of the sweep
+    #[arg(long, value_enum, default_value_t = System::Salias)]
+    system: System,
+    /// Every system at every rate of --rates, for --rounds rounds
+    #[arg(long)]
+    sweep: bool,
+    /// Sweep: the offered loads, requests per second [default: 100000,500000,1000000,2000000,4000000,6000000]
+    #[arg(
+        long,
+        value_name = "N,..",
+        hide_default_value = true,
+        value_delimiter = ',',
+        value_parser = requests_per_second,
+        default_values_t = [100_000.0, 500_000.0, 1_000_000.0, 2_000_000.0, 4_000_000.0, 6_000_000.0]
+    )]
+    rates: Vec<f64>,
+    /// Sweep: how many rounds (1 to 100)
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+    rounds: u64,
+    /// Sweep: wait up to N s before each run for the machine to be under 10 % busy (the
+    /// reading is recorded with the run)
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    quiet_wait_s: u64,
+    /// Run one role of a cross-process run: how the pipeline starts its own children
+    #[arg(long, hide = true, num_args = 3, value_names = ["ROLE", "BASE", "INDEX"])]
+    role: Option<Vec<String>>,
+}
+
+/// The systems a run can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum System {
+    /// salias channels between separate processes
+    Salias,
+    /// Mutex<VecDeque> + Condvar queues between threads
+    Mutex,
+    /// lock-free rtrb SPSC rings between threads
+    Lockfree,
+    /// the mutex, lock-free and salias pipelines, in that order
+    All,
+}
+
+impl System {
+    /// The systems to run, by the names `systems::run_system` takes.
+    pub fn names(self) -> Vec<&'static str> {
+        match self {
+            System::Salias => vec!["salias"],
+            System::Mutex => vec!["mutex"],
+            System::Lockfree => vec!["lockfree"],
+            System::All => vec!["mutex", "lockfree", "salias"],
+        }
+    }
+}
+
+/// A role of a cross-process run, with the run's channel base name and its index.
+#[derive(Debug)]
+pub struct Role {
+    pub role: RoleKind,
+    pub base: String,
+    pub index: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoleKind {
+    Gateway,
+    Engine,
+    Subscriber,
+}
+
+impl RoleKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoleKind::Gateway => "gateway",
+            RoleKind::Engine => "engine",
+            RoleKind::Subscriber => "subscriber",
+        }
+    }
+}
 
 pub struct Options {
     pub params: Params,
@@ -11,140 +147,211 @@ pub struct Options {
     pub rates: Vec<f64>,
     pub rounds: usize,
     pub quiet_wait_s: u64,
-    pub system: String,
-    pub role: Option<(String, String, u32)>,
+    pub systems: Vec<&'static str>,
+    pub role: Option<Role>,
 }
 
-pub fn parse(args: &[String]) -> Result<Options, String> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut options = Options {
-        params: Params {
-            gateways: 2,
-            subscribers: 1,
-            rate: 1_000_000.0,
-            duration_ms: 1_000,
-            warmup_ms: 50,
-            seed: 1,
-            gateway_cores: vec![0],
-            engine_core: 1.min(cores - 1),
-            subscriber_cores: vec![0],
-            gateway_wait: "yield".into(),
-            subscriber_wait: "futex".into(),
-            realtime: None,
-            record: None,
-        },
-        sweep: false,
-        rates: vec![100_000.0, 500_000.0, 1_000_000.0, 2_000_000.0, 4_000_000.0, 6_000_000.0],
-        rounds: 5,
-        quiet_wait_s: 2,
-        system: "salias".into(),
-        role: None,
+/// Arguments that parse one by one but not together.
+#[derive(Debug)]
+pub enum CliError {
+    /// The run is longer than the kernel lets real-time tasks run in a row.
+    RealtimeTooLong { limit_ms: u64, warmup_ms: u64 },
+    /// The warm-up would cover the whole run.
+    WarmupTooLong { warmup_ms: u64, duration_ms: u64 },
+    /// `--role` was not given a role, a base name and an index.
+    Role(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::RealtimeTooLong { limit_ms, warmup_ms } => write!(
+                f,
+                "--realtime runs spin under SCHED_RR, and the kernel throttles real-time tasks after \
+                 {limit_ms} ms of every second (kernel.sched_rt_runtime_us): use --duration-ms of at most {}",
+                limit_ms.saturating_sub(*warmup_ms)
+            ),
+            CliError::WarmupTooLong { warmup_ms, duration_ms } => write!(
+                f,
+                "--warmup-ms ({warmup_ms}) must be shorter than --duration-ms ({duration_ms})"
+            ),
+            CliError::Role(problem) => write!(f, "--role takes a role, a base name and an index: {problem}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn core(value: &str) -> Result<usize, String> {
+    let cores = cores();
+    match value.parse::<usize>() {
+        Ok(core) if core < cores => Ok(core),
+        _ => Err(format!("takes core numbers below {cores} (this machine's cores)")),
+    }
+}
+
+fn requests_per_second(value: &str) -> Result<f64, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r >= 1.0)
+        .ok_or_else(|| "takes requests per second, at least 1".to_owned())
+}
+
+fn role(words: &[String]) -> Result<Role, CliError> {
+    let [role, base, index] = words else {
+        return Err(CliError::Role(format!("{} values given", words.len())));
     };
-    let mut duration_given = false;
-    let mut args = args.iter();
-    while let Some(flag) = args.next() {
-        if flag == "--sweep" {
-            options.sweep = true;
-            continue;
-        }
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<u64>()
-                .map_err(|_| format!("{flag} takes a whole number, not {value:?}"))
+    let role = match role.as_str() {
+        "gateway" => RoleKind::Gateway,
+        "engine" => RoleKind::Engine,
+        "subscriber" => RoleKind::Subscriber,
+        other => return Err(CliError::Role(format!("no role {other:?}"))),
+    };
+    let index = index
+        .parse()
+        .map_err(|_| CliError::Role(format!("the index must be a whole number, not {index:?}")))?;
+    Ok(Role {
+        role,
+        base: base.clone(),
+        index,
+    })
+}
+
+impl Cli {
+    /// The run these arguments describe, with every default filled in.
+    pub fn options(self) -> Result<Options, CliError> {
+        let duration_ms = self.duration_ms.unwrap_or(match (self.sweep, self.quick) {
+            (true, _) => 300,
+            (false, true) => 60,
+            (false, false) => 1_000,
+        });
+        let params = Params {
+            gateways: self.gateways,
+            subscribers: self.subscribers,
+            rate: self.rate.unwrap_or(if self.quick { 50_000.0 } else { 1_000_000.0 }),
+            duration_ms,
+            warmup_ms: self.warmup_ms.unwrap_or(if self.quick { 10 } else { 50 }),
+            seed: self.seed,
+            gateway_cores: self.gateway_cores,
+            engine_core: self.engine_core.unwrap_or(1.min(cores() - 1)),
+            subscriber_cores: self.subscriber_cores,
+            gateway_wait: self.gateway_wait,
+            subscriber_wait: self.subscriber_wait,
+            realtime: self.realtime,
+            record: self.record,
         };
-        let core_list = || -> Result<Vec<usize>, String> {
-            value
-                .split(',')
-                .map(|c| match c.parse::<usize>() {
-                    Ok(core) if core < cores => Ok(core),
-                    _ => Err(format!("{flag} takes core numbers below {cores}, not {c:?}")),
-                })
-                .collect()
-        };
-        let p = &mut options.params;
-        match flag.as_str() {
-            "--gateways" => p.gateways = number()?.clamp(1, 32) as u32,
-            "--subscribers" => p.subscribers = number()?.clamp(1, 32) as u32,
-            "--rate" => {
-                p.rate = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|r| r.is_finite() && *r >= 1.0)
-                    .ok_or("--rate takes requests per second, at least 1")?
-            }
-            "--duration-ms" => {
-                p.duration_ms = number()?.max(1);
-                duration_given = true;
-            }
-            "--warmup-ms" => p.warmup_ms = number()?,
-            "--seed" => p.seed = number()?,
-            "--gateway-cores" => p.gateway_cores = core_list()?,
-            "--engine-core" => p.engine_core = core_list()?[0],
-            "--subscriber-cores" => p.subscriber_cores = core_list()?,
-            "--record" => p.record = Some(PathBuf::from(value)),
-            "--gateway-wait" => {
-                if !["yield", "sleep"].contains(&value.as_str()) {
-                    return Err(format!("--gateway-wait takes yield or sleep, not {value:?}"));
-                }
-                p.gateway_wait = value.clone();
-            }
-            "--realtime" => {
-                p.realtime = Some(
-                    value
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|n| (1..=99).contains(n))
-                        .ok_or("--realtime takes a SCHED_RR priority from 1 to 99")?,
-                )
-            }
-            "--subscriber-wait" => {
-                if !["futex", "nap"].contains(&value.as_str()) {
-                    return Err(format!("--subscriber-wait takes futex or nap, not {value:?}"));
-                }
-                p.subscriber_wait = value.clone();
-            }
-            "--rounds" => options.rounds = number()?.clamp(1, 100) as usize,
-            "--quiet-wait-s" => options.quiet_wait_s = number()?,
-            "--rates" => {
-                options.rates = value
-                    .split(',')
-                    .map(|r| r.parse::<f64>().ok().filter(|r| r.is_finite() && *r >= 1.0))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or("--rates takes a comma-separated list of requests per second")?
-            }
-            "--system" => {
-                if !["salias", "mutex", "lockfree", "all"].contains(&value.as_str()) {
-                    return Err(format!("--system takes salias, mutex, lockfree or all, not {value:?}"));
-                }
-                options.system = value.clone();
-            }
-            "--role" => {
-                let name = args.next().ok_or("--role needs a role, a name and an index")?;
-                let index = args
-                    .next()
-                    .and_then(|i| i.parse().ok())
-                    .ok_or("--role needs a role, a name and an index")?;
-                options.role = Some((value.clone(), name.clone(), index));
-            }
-            _ => return Err(format!("unknown option {flag}")),
+        if params.realtime.is_some()
+            && let Some(limit_ms) = realtime_limit_ms()
+            && params.duration_ms + params.warmup_ms > limit_ms
+        {
+            return Err(CliError::RealtimeTooLong {
+                limit_ms,
+                warmup_ms: params.warmup_ms,
+            });
         }
+        if params.warmup_ms >= params.duration_ms {
+            return Err(CliError::WarmupTooLong {
+                warmup_ms: params.warmup_ms,
+                duration_ms: params.duration_ms,
+            });
+        }
+        Ok(Options {
+            params,
+            sweep: self.sweep,
+            rates: self.rates,
+            rounds: self.rounds as usize,
+            quiet_wait_s: self.quiet_wait_s,
+            systems: self.system.names(),
+            role: self.role.as_deref().map(role).transpose()?,
+        })
     }
-    if options.sweep && !duration_given {
-        options.params.duration_ms = 300;
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::{Cli, RoleKind};
+
+    fn options(args: &[&str]) -> super::Options {
+        Cli::try_parse_from(std::iter::once("pipeline").chain(args.iter().copied()))
+            .expect("arguments parse")
+            .options()
+            .expect("arguments agree")
     }
-    if options.params.realtime.is_some()
-        && let Some(limit_ms) = realtime_limit_ms()
-        && options.params.duration_ms + options.params.warmup_ms > limit_ms
-    {
-        return Err(format!(
-            "--realtime runs spin under SCHED_RR, and the kernel throttles real-time tasks after \
-             {limit_ms} ms of every second (kernel.sched_rt_runtime_us): use --duration-ms of at most {}",
-            limit_ms.saturating_sub(options.params.warmup_ms)
-        ));
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
     }
-    if options.params.warmup_ms >= options.params.duration_ms {
-        return Err("--warmup-ms must be shorter than --duration-ms".into());
+
+    #[test]
+    fn a_child_rebuilds_the_parents_parameters() {
+        // What a role process is started with must give it the parameters of the run.
+        let parent = options(&[
+            "--rate",
+            "2500.5",
+            "--duration-ms",
+            "70",
+            "--warmup-ms",
+            "5",
+            "--gateways",
+            "3",
+            "--subscribers",
+            "2",
+            "--seed",
+            "9",
+            "--gateway-wait",
+            "sleep",
+            "--subscriber-wait",
+            "nap",
+            "--record",
+            "/tmp/x",
+        ])
+        .params;
+        let mut args = vec!["--role".to_owned(), "engine".into(), "base".into(), "0".into()];
+        args.extend(parent.to_args());
+        let child = options(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(child.params, parent);
+        let role = child.role.expect("a role");
+        assert_eq!(
+            (role.role, role.base.as_str(), role.index),
+            (RoleKind::Engine, "base", 0)
+        );
     }
-    Ok(options)
+
+    #[test]
+    fn defaults_depend_on_the_mode() {
+        let single = options(&[]).params;
+        assert_eq!(
+            (single.rate, single.duration_ms, single.warmup_ms),
+            (1_000_000.0, 1_000, 50)
+        );
+        let sweep = options(&["--sweep"]);
+        assert_eq!(sweep.params.duration_ms, 300);
+        assert_eq!(sweep.rates.len(), 6);
+        let quick = options(&["--quick"]).params;
+        assert_eq!((quick.rate, quick.duration_ms, quick.warmup_ms), (50_000.0, 60, 10));
+        let quick_but = options(&["--quick", "--rate", "7000"]).params;
+        assert_eq!((quick_but.rate, quick_but.duration_ms), (7_000.0, 60));
+        assert_eq!(options(&["--system", "all"]).systems, ["mutex", "lockfree", "salias"]);
+    }
+
+    #[test]
+    fn arguments_that_disagree_are_refused() {
+        let parse = |args: &[&str]| Cli::try_parse_from(std::iter::once("pipeline").chain(args.iter().copied()));
+        assert!(parse(&["--gateways", "0"]).is_err());
+        assert!(parse(&["--rounds", "101"]).is_err());
+        assert!(parse(&["--rate", "0.5"]).is_err());
+        assert!(parse(&["--quick", "--sweep"]).is_err());
+        let late = parse(&["--warmup-ms", "80", "--duration-ms", "80"]).unwrap().options();
+        assert!(late.is_err_and(|e| e.to_string().contains("--warmup-ms (80) must be shorter")));
+        let role = parse(&["--role", "dancer", "b", "0"]).unwrap().options();
+        assert!(role.is_err_and(|e| e.to_string().contains("no role \"dancer\"")));
+    }
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::params::GatewayWait;
+
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process on the machine.
 pub fn now_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
@@ -24,8 +26,8 @@ pub const YIELD_WINDOW_NS: u64 = 30_000;
 ///   last microsecond. On the development VM each timer wake-up costs the core about
 ///   10 µs, so two gateways sleeping 100,000 times a second in total already saturate
 ///   it and fall milliseconds behind.
-pub fn wait_until(planned: u64, how: &str) {
-    let yielding = how == "yield";
+pub fn wait_until(planned: u64, how: GatewayWait) {
+    let yielding = how == GatewayWait::Yield;
     loop {
         let now = now_ns();
         if now >= planned {

@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use crate::clock::{now_ns, precise_sleep, wait_until};
 use crate::histograms::histogram;
+use crate::params::GatewayWait;
 use crate::placement::pin;
 
 /// The machine's floor between two cores (BENCHMARKING.md rule 7): a bare cache-line
@@ -49,7 +50,7 @@ pub fn cache_line_floor(a: usize, b: usize) -> Histogram<u64> {
 /// The machine's floor for gateway pacing: `waiters` threads pinned to `core` wait with
 /// the gateways' `wait_until` (`how`: yield or sleep) for planned times that together come
 /// `rate` times a second, for 200 ms. Returns how late they were.
-pub fn pacing_floor(core: usize, waiters: u64, rate: f64, how: &'static str) -> Histogram<u64> {
+pub fn pacing_floor(core: usize, waiters: u64, rate: f64, how: GatewayWait) -> Histogram<u64> {
     let interval = 1e9 / rate;
     let per_waiter = (rate * 0.2) as u64 / waiters;
     let t0 = now_ns() + 10_000_000;

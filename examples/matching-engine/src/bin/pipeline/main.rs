@@ -3,23 +3,9 @@
 //! started by this one command, with open-loop latency; and, for comparison in the same
 //! run, the same roles as threads over a mutex + condvar queue and over lock-free SPSC rings.
 //!
-//! ```text
-//! pipeline [--rate N] [--duration-ms N]      one salias run (default 1 M orders/s, 1 s)
-//! pipeline --sweep [--rates A,B,..] [--rounds N]
-//!                                              every system at every offered load,
-//!                                              alternating, raw data to results/*.jsonl
-//! options: --gateways N (2) --subscribers N (1) --seed N --warmup-ms N (50)
-//!          --gateway-cores 0[,..] --engine-core 1 --subscriber-cores 0[,..]
-//!          --gateway-wait yield|sleep (how a gateway waits for a planned time)
-//!          --realtime PRIORITY (every role under SCHED_RR, so kernel threads cannot take
-//!          a role's core; needs root or CAP_SYS_NICE and util-linux's chrt, and runs
-//!          short enough for the kernel's real-time throttling)
-//!          --subscriber-wait futex|nap (how an idle subscriber waits; the mutex baseline
-//!          always sleeps on its condvar)
-//!          --system salias|mutex|lockfree|all (single run) --record DIR (single run)
-//!          --quiet-wait-s N (sweep: wait up to N s (2) before each run for the machine to
-//!          be under 10 % busy; the reading is recorded with the run)
-//! ```
+//! `pipeline --help` lists the options (`cli.rs`): a single run of each chosen system by
+//! default, `--sweep` for every system at every offered load with raw data to
+//! `results/*.jsonl`, `--quick` for a smoke run.
 //!
 //! Measurement (BENCHMARKING.md rule 5): each gateway sends its pre-generated requests at
 //! planned times `t0 + (i·gateways + g)·Δ`, waiting for each planned time and never
@@ -57,22 +43,22 @@ mod verify;
 
 use std::process::ExitCode;
 
-use crate::cli::parse;
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
+
+use crate::cli::Cli;
 use crate::placement::round_robin;
 use crate::systems::salias::child::run_role;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let options = match parse(&args[1..]) {
+    let options = match Cli::parse().options() {
         Ok(options) => options,
-        Err(problem) => {
-            eprintln!("pipeline: {problem}");
-            return ExitCode::FAILURE;
-        }
+        Err(problem) => Cli::command().error(ErrorKind::ArgumentConflict, problem).exit(),
     };
     let p = options.params.clone();
-    if let Some((role, base, index)) = &options.role {
-        run_role(role, base, *index, &p);
+    if let Some(role) = &options.role {
+        run_role(role, &p);
         return ExitCode::SUCCESS;
     }
     if let Some(priority) = p.realtime {
@@ -86,10 +72,6 @@ fn main() -> ExitCode {
     if let Some(dir) = &p.record {
         std::fs::create_dir_all(dir).expect("create record directory");
     }
-    let systems: Vec<&str> = match options.system.as_str() {
-        "all" => vec!["mutex", "lockfree", "salias"],
-        one => vec![one],
-    };
     // Recorded as the command that reproduces the run from the repository.
     let command = format!(
         "cargo run --release -p matching-engine --bin pipeline -- {}",
@@ -97,8 +79,8 @@ fn main() -> ExitCode {
     );
 
     if options.sweep {
-        sweep::run(&options, &p, &systems, &command)
+        sweep::run(&options, &p, &options.systems, &command)
     } else {
-        single::run(&p, &systems)
+        single::run(&p, &options.systems)
     }
 }

@@ -1,8 +1,48 @@
 //! The parameters of one run, shared by every role, and how a child gets them.
 
+use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Clone, Debug)]
+use clap::ValueEnum;
+
+/// How a gateway waits for a planned time (see `clock::wait_until`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GatewayWait {
+    /// Sleep until 30 µs before the planned time, then `sched_yield` until it.
+    Yield,
+    /// Sleep until the planned time (timer slack 1 ns), spinning only the last microsecond.
+    Sleep,
+}
+
+/// How an idle subscriber waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SubscriberWait {
+    /// Yield a few times, then sleep until the engine's next publish wakes it.
+    Futex,
+    /// Yield a few times, then sleep 5 µs at a time and look again; nobody wakes it.
+    Nap,
+}
+
+/// The names on the command line, which are also what is printed and recorded.
+fn value_name(value: &impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_owned())
+}
+
+impl fmt::Display for GatewayWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&value_name(self))
+    }
+}
+
+impl fmt::Display for SubscriberWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&value_name(self))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     pub gateways: u32,
     pub subscribers: u32,
@@ -14,12 +54,8 @@ pub struct Params {
     pub gateway_cores: Vec<usize>,
     pub engine_core: usize,
     pub subscriber_cores: Vec<usize>,
-    /// How a gateway waits for a planned time: "yield" or "sleep" (see `wait_until`).
-    pub gateway_wait: String,
-    /// How an idle subscriber waits: "futex" (yield a few times, then sleep until the
-    /// engine's next publish wakes it) or "nap" (yield a few times, then sleep 5 µs at a
-    /// time and look again; the engine never wakes anyone).
-    pub subscriber_wait: String,
+    pub gateway_wait: GatewayWait,
+    pub subscriber_wait: SubscriberWait,
     /// SCHED_RR priority for every role.
     pub realtime: Option<u32>,
     pub record: Option<PathBuf>,
@@ -87,9 +123,9 @@ impl Params {
             "--subscriber-cores".into(),
             list(&self.subscriber_cores),
             "--gateway-wait".into(),
-            self.gateway_wait.clone(),
+            self.gateway_wait.to_string(),
             "--subscriber-wait".into(),
-            self.subscriber_wait.clone(),
+            self.subscriber_wait.to_string(),
         ];
         if let Some(priority) = self.realtime {
             args.push("--realtime".into());

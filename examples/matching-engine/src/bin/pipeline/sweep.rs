@@ -11,7 +11,7 @@ use crate::floors::{cache_line_floor, pacing_floor};
 use crate::histograms::{percentiles_json, percentiles_line};
 use crate::machine::{machine, wait_for_quiet};
 use crate::output::json_string;
-use crate::params::Params;
+use crate::params::{GatewayWait, Params};
 use crate::systems::run_system;
 use crate::verify::verify;
 
@@ -73,7 +73,11 @@ pub fn run(options: &Options, p: &Params, systems: &[&str], command: &str) -> Ex
         .expect("write results");
     };
     write_floor(&mut out, "before");
-    for (waiters, how) in [(1, "sleep"), (2, "sleep"), (2, "yield")] {
+    for (waiters, how) in [
+        (1, GatewayWait::Sleep),
+        (2, GatewayWait::Sleep),
+        (2, GatewayWait::Yield),
+    ] {
         const RATE: f64 = 100_000.0;
         let core = p.gateway_core(0);
         let late = pacing_floor(core, waiters, RATE, how);
@@ -84,7 +88,7 @@ pub fn run(options: &Options, p: &Params, systems: &[&str], command: &str) -> Ex
         writeln!(
             out,
             "{{\"type\":\"pacing_floor\",\"core\":{core},\"threads\":{waiters},\"wait\":{},\"rate_per_s\":{RATE},\"late_ns\":{}}}",
-            json_string(how),
+            json_string(&how.to_string()),
             percentiles_json(&late)
         )
         .expect("write results");

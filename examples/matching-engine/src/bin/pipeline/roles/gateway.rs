@@ -24,7 +24,7 @@ pub fn run_gateway(tx: &mut impl OrderTx, g: u32, p: &Params, requests: &[OrderM
     let mut report = GatewayReport::default();
     for (i, request) in requests.iter().enumerate() {
         let planned = t0 + ((i as u64 * u64::from(p.gateways) + u64::from(g)) as f64 * interval) as u64;
-        wait_until(planned, &p.gateway_wait);
+        wait_until(planned, p.gateway_wait);
         let mut message = OrderMsg {
             gateway_ts_ns: planned,
             ..*request

@@ -7,7 +7,7 @@ use std::time::Duration;
 use matching_engine::{EventMsg, OrderMsg};
 
 use super::threads::{DoneFlag, run_threads};
-use crate::params::Params;
+use crate::params::{Params, SubscriberWait};
 use crate::roles::subscriber::{IDLE_YIELDS, NAP};
 use crate::systems::RunResult;
 use crate::transport::{EventRx, EventTx, OrderRx, OrderTx};
@@ -159,7 +159,7 @@ pub fn run_lockfree(p: &Params) -> RunResult {
             .into_iter()
             .map(|(ring, sleeper)| RingEventRx {
                 ring,
-                nap: p.subscriber_wait == "nap",
+                nap: p.subscriber_wait == SubscriberWait::Nap,
                 sleeper,
                 done: done.clone(),
                 idle_polls: 0,

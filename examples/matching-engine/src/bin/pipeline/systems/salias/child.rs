@@ -9,8 +9,9 @@ use super::channels::{
     Control, ENGINE_DONE, Names, SaliasEventRx, SaliasEventTx, SaliasOrderRx, SaliasOrderTx, ready_and_wait_for_start,
 };
 use super::reports::{print_engine_report, print_gateway_report, print_subscriber_report};
+use crate::cli::{Role, RoleKind};
 use crate::clock::precise_sleep;
-use crate::params::Params;
+use crate::params::{Params, SubscriberWait};
 use crate::placement::place_role;
 use crate::roles::engine::{fresh_engine, run_engine};
 use crate::roles::gateway::run_gateway;
@@ -23,13 +24,14 @@ pub fn record_file(p: &Params, name: &str) -> Option<std::io::BufWriter<std::fs:
 }
 
 /// One role of a cross-process run, in this (child) process.
-pub fn run_role(role: &str, base: &str, index: u32, p: &Params) {
+pub fn run_role(role: &Role, p: &Params) {
+    let (base, index) = (role.base.as_str(), role.index);
     let names = Names::new(base);
     let control_channel = FifoFanout::<Control>::connect(&names.control).expect("connect control");
     // Subscribe before checking in: a fanout subscriber sees only what comes after it joins.
     let mut control = control_channel.subscriber().expect("control subscriber");
-    match role {
-        "gateway" => {
+    match role.role {
+        RoleKind::Gateway => {
             place_role(p, p.gateway_core(index));
             precise_sleep();
             let requests = gateway_requests(p.seed, index, p.per_gateway());
@@ -39,7 +41,7 @@ pub fn run_role(role: &str, base: &str, index: u32, p: &Params) {
             let report = run_gateway(&mut tx, index, p, &requests, t0);
             print_gateway_report(index, &report);
         }
-        "engine" => {
+        RoleKind::Engine => {
             place_role(p, p.engine_core);
             let orders = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
             let events = FifoFanout::<EventMsg>::connect(&names.events).expect("connect events");
@@ -67,12 +69,12 @@ pub fn run_role(role: &str, base: &str, index: u32, p: &Params) {
             }
             print_engine_report(&report);
         }
-        _ => {
+        RoleKind::Subscriber => {
             place_role(p, p.subscriber_core(index));
             let events = FifoFanout::<EventMsg>::connect(&names.events).expect("connect events");
             let mut subscriber = events.subscriber().expect("market-data subscriber");
             precise_sleep();
-            if p.subscriber_wait == "nap" {
+            if p.subscriber_wait == SubscriberWait::Nap {
                 subscriber.set_wait_strategy(YieldThenNap);
             } else {
                 subscriber.set_wait_strategy(Adaptive {

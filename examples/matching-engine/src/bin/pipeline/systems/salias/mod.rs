@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use matching_engine::{EventMsg, OrderMsg};
 use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedMpsc};
 
+use crate::cli::RoleKind;
 use crate::clock::now_ns;
 use crate::params::Params;
 use crate::systems::RunResult;
@@ -67,13 +68,13 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
 
     let exe = std::env::current_exe().expect("own executable");
     let mut children = Children(Vec::new());
-    let roles = std::iter::once(("engine", 0))
-        .chain((0..p.subscribers).map(|s| ("subscriber", s)))
-        .chain((0..p.gateways).map(|g| ("gateway", g)));
+    let roles = std::iter::once((RoleKind::Engine, 0))
+        .chain((0..p.subscribers).map(|s| (RoleKind::Subscriber, s)))
+        .chain((0..p.gateways).map(|g| (RoleKind::Gateway, g)));
     for (role, index) in roles {
         children.0.push(
             Command::new(&exe)
-                .args(["--role", role, &base, &index.to_string()])
+                .args(["--role", role.name(), &base, &index.to_string()])
                 .args(p.to_args())
                 .stdout(Stdio::piped())
                 .spawn()
