@@ -5,17 +5,26 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use support::cores::cores;
+
 use crate::params::{GatewayWait, Params, SubscriberWait};
 use crate::placement::realtime_limit_ms;
 
-/// The showcase pipeline: gateway processes → OrderedMpsc → engine process → FifoFanout →
-/// market-data subscriber processes, with open-loop latency, every run verified.
-///
-/// Without --sweep: one run of each chosen system (default salias, 1 M requests/s for 1 s).
-/// With --sweep: every system at every offered load, alternating, for several rounds, raw
-/// data to results/pipeline-<time>.jsonl.
+const ABOUT: &str = "The showcase pipeline: gateway processes → OrderedMpsc → engine process → \
+                     FifoFanout → market-data subscriber processes, with open-loop latency, \
+                     every run verified.";
+
+const LONG_ABOUT: &str = "The showcase pipeline: gateway processes → OrderedMpsc → engine process → \
+                          FifoFanout → market-data subscriber processes, with open-loop latency, \
+                          every run verified.\n\n\
+                          Without --sweep: one run of each chosen system (default salias, 1 M \
+                          requests/s for 1 s). With --sweep: every system at every offered load, \
+                          alternating, for several rounds, raw data to \
+                          results/pipeline-<time>.jsonl.";
+
+/// The pipeline's command line; each field's doc comment is its `--help` text.
 #[derive(Parser, Debug)]
-#[command(name = "pipeline", args_override_self = true)]
+#[command(name = "pipeline", args_override_self = true, about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cli {
     /// Offered load over all gateways, requests per second [default: 1000000; 50000 with --quick]
     #[arg(long, value_name = "N", value_parser = requests_per_second)]
@@ -86,9 +95,6 @@ pub struct Cli {
     /// reading is recorded with the run)
     #[arg(long, value_name = "N", default_value_t = 2)]
     quiet_wait_s: u64,
-    /// Run one role of a cross-process run: how the pipeline starts its own children
-    #[arg(long, hide = true, num_args = 3, value_names = ["ROLE", "BASE", "INDEX"])]
-    role: Option<Vec<String>>,
 }
 
 /// The systems a run can use.
@@ -96,7 +102,7 @@ pub struct Cli {
 pub enum System {
     /// salias channels between separate processes
     Salias,
-    /// Mutex<VecDeque> + Condvar queues between threads
+    #[value(help = "Mutex<VecDeque> + Condvar queues between threads")]
     Mutex,
     /// lock-free rtrb SPSC rings between threads
     Lockfree,
@@ -116,31 +122,6 @@ impl System {
     }
 }
 
-/// A role of a cross-process run, with the run's channel base name and its index.
-#[derive(Debug)]
-pub struct Role {
-    pub role: RoleKind,
-    pub base: String,
-    pub index: u32,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoleKind {
-    Gateway,
-    Engine,
-    Subscriber,
-}
-
-impl RoleKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            RoleKind::Gateway => "gateway",
-            RoleKind::Engine => "engine",
-            RoleKind::Subscriber => "subscriber",
-        }
-    }
-}
-
 pub struct Options {
     pub params: Params,
     pub sweep: bool,
@@ -148,7 +129,6 @@ pub struct Options {
     pub rounds: usize,
     pub quiet_wait_s: u64,
     pub systems: Vec<&'static str>,
-    pub role: Option<Role>,
 }
 
 /// Arguments that parse one by one but not together.
@@ -158,8 +138,6 @@ pub enum CliError {
     RealtimeTooLong { limit_ms: u64, warmup_ms: u64 },
     /// The warm-up would cover the whole run.
     WarmupTooLong { warmup_ms: u64, duration_ms: u64 },
-    /// `--role` was not given a role, a base name and an index.
-    Role(String),
 }
 
 impl fmt::Display for CliError {
@@ -175,16 +153,11 @@ impl fmt::Display for CliError {
                 f,
                 "--warmup-ms ({warmup_ms}) must be shorter than --duration-ms ({duration_ms})"
             ),
-            CliError::Role(problem) => write!(f, "--role takes a role, a base name and an index: {problem}"),
         }
     }
 }
 
 impl std::error::Error for CliError {}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
 
 fn core(value: &str) -> Result<usize, String> {
     let cores = cores();
@@ -200,26 +173,6 @@ fn requests_per_second(value: &str) -> Result<f64, String> {
         .ok()
         .filter(|r| r.is_finite() && *r >= 1.0)
         .ok_or_else(|| "takes requests per second, at least 1".to_owned())
-}
-
-fn role(words: &[String]) -> Result<Role, CliError> {
-    let [role, base, index] = words else {
-        return Err(CliError::Role(format!("{} values given", words.len())));
-    };
-    let role = match role.as_str() {
-        "gateway" => RoleKind::Gateway,
-        "engine" => RoleKind::Engine,
-        "subscriber" => RoleKind::Subscriber,
-        other => return Err(CliError::Role(format!("no role {other:?}"))),
-    };
-    let index = index
-        .parse()
-        .map_err(|_| CliError::Role(format!("the index must be a whole number, not {index:?}")))?;
-    Ok(Role {
-        role,
-        base: base.clone(),
-        index,
-    })
 }
 
 impl Cli {
@@ -267,7 +220,6 @@ impl Cli {
             rounds: self.rounds as usize,
             quiet_wait_s: self.quiet_wait_s,
             systems: self.system.names(),
-            role: self.role.as_deref().map(role).transpose()?,
         })
     }
 }
@@ -276,7 +228,7 @@ impl Cli {
 mod tests {
     use clap::{CommandFactory, Parser};
 
-    use super::{Cli, RoleKind};
+    use super::{Cli, Params};
 
     fn options(args: &[&str]) -> super::Options {
         Cli::try_parse_from(std::iter::once("pipeline").chain(args.iter().copied()))
@@ -291,8 +243,8 @@ mod tests {
     }
 
     #[test]
-    fn a_child_rebuilds_the_parents_parameters() {
-        // What a role process is started with must give it the parameters of the run.
+    fn a_role_process_gets_the_parents_parameters() {
+        // A role process is handed the run's parameters as JSON (support::role).
         let parent = options(&[
             "--rate",
             "2500.5",
@@ -310,18 +262,16 @@ mod tests {
             "sleep",
             "--subscriber-wait",
             "nap",
+            "--realtime",
+            "3",
             "--record",
             "/tmp/x",
         ])
         .params;
-        let mut args = vec!["--role".to_owned(), "engine".into(), "base".into(), "0".into()];
-        args.extend(parent.to_args());
-        let child = options(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        assert_eq!(child.params, parent);
-        let role = child.role.expect("a role");
+        let json = serde_json::to_string(&parent).expect("parameters encode");
         assert_eq!(
-            (role.role, role.base.as_str(), role.index),
-            (RoleKind::Engine, "base", 0)
+            serde_json::from_str::<Params>(&json).expect("parameters decode"),
+            parent
         );
     }
 
@@ -351,7 +301,5 @@ mod tests {
         assert!(parse(&["--quick", "--sweep"]).is_err());
         let late = parse(&["--warmup-ms", "80", "--duration-ms", "80"]).unwrap().options();
         assert!(late.is_err_and(|e| e.to_string().contains("--warmup-ms (80) must be shorter")));
-        let role = parse(&["--role", "dancer", "b", "0"]).unwrap().options();
-        assert!(role.is_err_and(|e| e.to_string().contains("no role \"dancer\"")));
     }
 }

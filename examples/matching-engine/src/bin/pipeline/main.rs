@@ -27,13 +27,13 @@
 #![forbid(unsafe_code)]
 
 mod cli;
-mod clock;
+mod codec;
 mod floors;
-mod histograms;
-mod machine;
-mod output;
+mod pacing;
 mod params;
 mod placement;
+mod quiet;
+mod records;
 mod roles;
 mod single;
 mod sweep;
@@ -48,19 +48,20 @@ use clap::{CommandFactory, Parser};
 
 use crate::cli::Cli;
 use crate::placement::round_robin;
-use crate::systems::salias::child::run_role;
+use crate::systems::salias::child::{self, ROLE};
 
 fn main() -> ExitCode {
+    // A process this pipeline started for one of its roles: everything it needs is in
+    // its environment.
+    if let Some(role) = ROLE.current() {
+        return child::main(&role);
+    }
     let args: Vec<String> = std::env::args().collect();
     let options = match Cli::parse().options() {
         Ok(options) => options,
         Err(problem) => Cli::command().error(ErrorKind::ArgumentConflict, problem).exit(),
     };
     let p = options.params.clone();
-    if let Some(role) = &options.role {
-        run_role(role, &p);
-        return ExitCode::SUCCESS;
-    }
     if let Some(priority) = p.realtime {
         // Find out now, on a throwaway thread, rather than in the middle of a run.
         let probe = std::thread::spawn(move || round_robin(priority)).join();

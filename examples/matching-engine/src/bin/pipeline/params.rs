@@ -1,12 +1,14 @@
-//! The parameters of one run, shared by every role, and how a child gets them.
+//! The parameters of one run, shared by every role; a role process is handed them as JSON.
 
 use std::fmt;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
 
 /// How a gateway waits for a planned time (see `clock::wait_until`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum GatewayWait {
     /// Sleep until 30 µs before the planned time, then `sched_yield` until it.
     Yield,
@@ -15,7 +17,8 @@ pub enum GatewayWait {
 }
 
 /// How an idle subscriber waits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SubscriberWait {
     /// Yield a few times, then sleep until the engine's next publish wakes it.
     Futex,
@@ -42,7 +45,7 @@ impl fmt::Display for SubscriberWait {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     pub gateways: u32,
     pub subscribers: u32,
@@ -98,43 +101,5 @@ impl Params {
             self.gateway_wait,
             self.subscriber_wait
         )
-    }
-
-    /// The arguments a child needs to rebuild these parameters.
-    pub fn to_args(&self) -> Vec<String> {
-        let list = |cores: &[usize]| cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-        let mut args = vec![
-            "--gateways".into(),
-            self.gateways.to_string(),
-            "--subscribers".into(),
-            self.subscribers.to_string(),
-            "--rate".into(),
-            self.rate.to_string(),
-            "--duration-ms".into(),
-            self.duration_ms.to_string(),
-            "--warmup-ms".into(),
-            self.warmup_ms.to_string(),
-            "--seed".into(),
-            self.seed.to_string(),
-            "--gateway-cores".into(),
-            list(&self.gateway_cores),
-            "--engine-core".into(),
-            self.engine_core.to_string(),
-            "--subscriber-cores".into(),
-            list(&self.subscriber_cores),
-            "--gateway-wait".into(),
-            self.gateway_wait.to_string(),
-            "--subscriber-wait".into(),
-            self.subscriber_wait.to_string(),
-        ];
-        if let Some(priority) = self.realtime {
-            args.push("--realtime".into());
-            args.push(priority.to_string());
-        }
-        if let Some(dir) = &self.record {
-            args.push("--record".into());
-            args.push(dir.display().to_string());
-        }
-        args
     }
 }

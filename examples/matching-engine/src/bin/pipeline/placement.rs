@@ -4,10 +4,10 @@ use std::process::Command;
 
 use crate::params::Params;
 
+/// Pins the calling thread to `core`. The command line took only cores this machine has,
+/// so a failure is the machine's, and ends the role.
 pub fn pin(core: usize) {
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(core);
-    rustix::thread::sched_setaffinity(None, &set).expect("pin to core");
+    support::cores::pin(core).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Puts the calling thread under SCHED_RR at `priority`, through util-linux's `chrt`

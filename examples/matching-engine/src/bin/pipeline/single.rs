@@ -2,16 +2,17 @@
 
 use std::process::ExitCode;
 
-use crate::machine::machine;
-use crate::output::print_summary;
+use support::hist::Quantiles;
+use support::machine::Machine;
+
 use crate::params::Params;
 use crate::systems::run_system;
-use crate::verify::verify;
+use crate::verify::{Summary, verify};
 
 pub fn run(p: &Params, systems: &[&str]) -> ExitCode {
-    let (cpu, cores, kernel) = machine();
+    let machine = Machine::detect();
     println!(
-        "matching-engine pipeline on {cpu}, {cores} cores, Linux {kernel}: {} gateway(s), 1 engine, {} subscriber(s); {:.0} ms at {:.0} requests/s offered, first {} ms not measured",
+        "matching-engine pipeline on {machine}: {} gateway(s), 1 engine, {} subscriber(s); {:.0} ms at {:.0} requests/s offered, first {} ms not measured",
         p.gateways, p.subscribers, p.duration_ms as f64, p.rate, p.warmup_ms
     );
     let mut failed = false;
@@ -44,4 +45,29 @@ pub fn run(p: &Params, systems: &[&str]) -> ExitCode {
         }
     }
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
+
+pub fn print_summary(system: &str, p: &Params, s: &Summary) {
+    println!(
+        "{system}: offered {:.0} req/s, achieved {:.0} req/s; {} requests, {} events; refused offers: gateways {}, engine {}",
+        s.offered, s.achieved, s.requests, s.events, s.refused_gateway, s.refused_engine
+    );
+    println!(
+        "  queueing   (send - planned)     {}",
+        Quantiles::of(&s.queueing).micros()
+    );
+    println!(
+        "  service    (arrival - send)     {}",
+        Quantiles::of(&s.service).micros()
+    );
+    println!("  total      (arrival - planned)  {}", Quantiles::of(&s.total).micros());
+    println!(
+        "  to engine  (received - send)    {}",
+        Quantiles::of(&s.inbound).micros()
+    );
+    println!(
+        "  engine     (per request)        {}",
+        Quantiles::of(&s.processing).micros()
+    );
+    println!("  placement: {}", p.placement());
 }

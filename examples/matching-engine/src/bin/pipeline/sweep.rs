@@ -1,78 +1,74 @@
 //! The sweep: every system at every offered load, alternating, for several rounds, with
 //! the machine's floors before and after; raw data to `results/pipeline-<time>.jsonl`.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use support::hist::Quantiles;
+use support::jsonl::JsonLines;
+use support::machine::Machine;
+
 use crate::cli::Options;
 use crate::floors::{cache_line_floor, pacing_floor};
-use crate::histograms::{percentiles_json, percentiles_line};
-use crate::machine::{machine, wait_for_quiet};
-use crate::output::json_string;
 use crate::params::{GatewayWait, Params};
+use crate::quiet::wait_for_quiet;
+use crate::records::{Record, loadavg, rounded};
 use crate::systems::run_system;
 use crate::verify::verify;
 
 pub fn run(options: &Options, p: &Params, systems: &[&str], command: &str) -> ExitCode {
-    let (cpu, cores, kernel) = machine();
-
+    let machine = Machine::detect();
     let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-    std::fs::create_dir_all(&out_dir).expect("results directory");
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs();
-    let out_path = out_dir.join(format!("pipeline-{stamp}.jsonl"));
-    let mut out = std::fs::File::create(&out_path).expect("results file");
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    writeln!(
-        out,
-        "{{\"type\":\"machine\",\"cpu\":{},\"nproc\":{cores},\"kernel\":{},\"loadavg_before\":{},\"command\":{},\"placement\":{},\"gateways\":{},\"subscribers\":{},\"duration_ms\":{},\"warmup_ms\":{},\"rounds\":{},\"quiet_wait_s\":{},\"seed\":{},\"realtime\":{}}}",
-        json_string(&cpu),
-        json_string(&kernel),
-        json_string(load.trim()),
-        json_string(command),
-        json_string(&p.placement()),
-        p.gateways,
-        p.subscribers,
-        p.duration_ms,
-        p.warmup_ms,
-        options.rounds,
-        options.quiet_wait_s,
-        p.seed,
-        p.realtime.map_or("null".to_owned(), |priority| priority.to_string())
-    )
-    .expect("write results");
+    let mut out = match JsonLines::create_stamped(&out_dir, "pipeline-") {
+        Ok(out) => out,
+        Err(problem) => {
+            eprintln!("pipeline: {problem}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let path = out.path().to_owned();
+    let mut write = |record: &Record| out.write(record).unwrap_or_else(|e| panic!("{e}"));
+    write(&Record::Machine {
+        cpu: &machine.cpu,
+        nproc: machine.cores,
+        kernel: &machine.kernel,
+        loadavg_before: loadavg(),
+        command,
+        placement: p.placement(),
+        gateways: p.gateways,
+        subscribers: p.subscribers,
+        duration_ms: p.duration_ms,
+        warmup_ms: p.warmup_ms,
+        rounds: options.rounds,
+        quiet_wait_s: options.quiet_wait_s,
+        seed: p.seed,
+        realtime: p.realtime,
+    });
     println!(
-        "sweep on {cpu}, {cores} cores, Linux {kernel}; placement {}; rates {:?}; {} rounds of {} ms each, systems alternating; raw data {}",
+        "sweep on {machine}; placement {}; rates {:?}; {} rounds of {} ms each, systems alternating; raw data {}",
         p.placement(),
         options.rates,
         options.rounds,
         p.duration_ms,
-        out_path.display()
+        path.display()
     );
-    let floor_cores = (p.gateway_core(0), p.engine_core);
-    let write_floor = |out: &mut std::fs::File, when: &str| {
-        let floor = cache_line_floor(floor_cores.0, floor_cores.1);
+    let floor_cores = [p.gateway_core(0), p.engine_core];
+    let floor = |when| {
+        let one_way_ns = cache_line_floor(floor_cores[0], floor_cores[1]);
         println!(
             "cache-line floor between cores {} and {} ({when}), one way: {}",
-            floor_cores.0,
-            floor_cores.1,
-            percentiles_line(&floor)
+            floor_cores[0],
+            floor_cores[1],
+            one_way_ns.micros()
         );
-        writeln!(
-            out,
-            "{{\"type\":\"floor\",\"when\":{},\"cores\":[{},{}],\"one_way_ns\":{}}}",
-            json_string(when),
-            floor_cores.0,
-            floor_cores.1,
-            percentiles_json(&floor)
-        )
-        .expect("write results");
+        Record::Floor {
+            when,
+            cores: floor_cores,
+            one_way_ns,
+        }
     };
-    write_floor(&mut out, "before");
+    write(&floor("before"));
     for (waiters, how) in [
         (1, GatewayWait::Sleep),
         (2, GatewayWait::Sleep),
@@ -83,15 +79,15 @@ pub fn run(options: &Options, p: &Params, systems: &[&str], command: &str) -> Ex
         let late = pacing_floor(core, waiters, RATE, how);
         println!(
             "pacing floor, {waiters} thread(s) on core {core} waiting by {how} for {RATE} planned times/s in total, lateness: {}",
-            percentiles_line(&late)
+            late.micros()
         );
-        writeln!(
-            out,
-            "{{\"type\":\"pacing_floor\",\"core\":{core},\"threads\":{waiters},\"wait\":{},\"rate_per_s\":{RATE},\"late_ns\":{}}}",
-            json_string(&how.to_string()),
-            percentiles_json(&late)
-        )
-        .expect("write results");
+        write(&Record::PacingFloor {
+            core,
+            threads: waiters,
+            wait: how,
+            rate_per_s: RATE,
+            late_ns: late,
+        });
     }
     let started = Instant::now();
     let mut run = 0;
@@ -111,24 +107,25 @@ pub fn run(options: &Options, p: &Params, systems: &[&str], command: &str) -> Ex
                         continue;
                     }
                 };
-                writeln!(
-                    out,
-                    "{{\"type\":\"run\",\"system\":{},\"round\":{round},\"cpu_busy_before\":{busy_before:.3},\"offered_per_s\":{rate},\"achieved_per_s\":{:.0},\"requests\":{},\"events\":{},\"refused_gateway\":{},\"refused_engine\":{},\"verified\":true,\"input_hash\":{},\"output_hash\":{},\"queueing_ns\":{},\"service_ns\":{},\"total_ns\":{},\"engine_ns\":{},\"inbound_ns\":{}}}",
-                    json_string(system),
-                    summary.achieved,
-                    summary.requests,
-                    summary.events,
-                    summary.refused_gateway,
-                    summary.refused_engine,
-                    json_string(&format!("{:#018x}", result.engine.input.hash)),
-                    json_string(&format!("{:#018x}", result.engine.output.hash)),
-                    percentiles_json(&summary.queueing),
-                    percentiles_json(&summary.service),
-                    percentiles_json(&summary.total),
-                    percentiles_json(&summary.processing),
-                    percentiles_json(&summary.inbound)
-                )
-                .expect("write results");
+                write(&Record::Run {
+                    system,
+                    round,
+                    cpu_busy_before: rounded(busy_before, 3),
+                    offered_per_s: rate,
+                    achieved_per_s: summary.achieved.round(),
+                    requests: summary.requests,
+                    events: summary.events,
+                    refused_gateway: summary.refused_gateway,
+                    refused_engine: summary.refused_engine,
+                    verified: true,
+                    input_hash: format!("{:#018x}", result.engine.input.hash),
+                    output_hash: format!("{:#018x}", result.engine.output.hash),
+                    queueing_ns: Quantiles::of(&summary.queueing),
+                    service_ns: Quantiles::of(&summary.service),
+                    total_ns: Quantiles::of(&summary.total),
+                    engine_ns: Quantiles::of(&summary.processing),
+                    inbound_ns: Quantiles::of(&summary.inbound),
+                });
                 println!(
                     "round {round} {system:>8} offered {:>9.0}/s achieved {:>9.0}/s  total p50 {:>8.2} µs p99 {:>9.2} µs  service p50 {:>7.2} µs  engine p50 {:>5} ns",
                     rate,
@@ -147,15 +144,12 @@ pub fn run(options: &Options, p: &Params, systems: &[&str], command: &str) -> Ex
             started.elapsed()
         );
     }
-    write_floor(&mut out, "after");
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    writeln!(
-        out,
-        "{{\"type\":\"end\",\"loadavg_after\":{},\"seconds\":{:.1},\"failed\":{failed}}}",
-        json_string(load.trim()),
-        started.elapsed().as_secs_f64()
-    )
-    .expect("write results");
-    println!("raw data: {}", out_path.display());
+    write(&floor("after"));
+    write(&Record::End {
+        loadavg_after: loadavg(),
+        seconds: rounded(started.elapsed().as_secs_f64(), 1),
+        failed,
+    });
+    println!("raw data: {}", path.display());
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }

@@ -1,8 +1,8 @@
 //! Checking a run: counts and hashes must agree across every role.
 
 use hdrhistogram::Histogram;
+use support::hist::histogram;
 
-use crate::histograms::histogram;
 use crate::params::Params;
 use crate::systems::RunResult;
 
@@ -57,9 +57,7 @@ pub fn verify(p: &Params, r: &RunResult) -> Result<Summary, String> {
     }
     let mut queueing = histogram();
     for g in &r.gateways {
-        queueing
-            .add(g.queueing.as_ref().expect("histogram"))
-            .expect("same bounds");
+        queueing.add(&g.queueing).expect("same bounds");
     }
     let (mut service, mut all) = (histogram(), histogram());
     for s in &r.subscribers {

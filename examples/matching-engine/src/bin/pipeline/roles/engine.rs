@@ -5,24 +5,31 @@ use std::io::Write;
 
 use hdrhistogram::Histogram;
 use matching_engine::{Engine, EventMsg, WireHash, pipeline_engine_config};
+use serde::{Deserialize, Serialize};
+use support::clock::now_ns;
+use support::hist::histogram;
 
-use crate::clock::now_ns;
-use crate::histograms::histogram;
+use crate::codec::{self, WireHashDef};
 use crate::params::Params;
 use crate::transport::{EventTx, OrderRx};
 
+#[derive(Serialize, Deserialize)]
 pub struct EngineReport {
     pub received: u64,
     pub events: u64,
     pub refused: u64,
     pub gaps: u64,
     pub out_of_order: u64,
+    #[serde(with = "WireHashDef")]
     pub input: WireHash,
+    #[serde(with = "WireHashDef")]
     pub output: WireHash,
     pub first_recv_ns: u64,
     pub last_done_ns: u64,
+    #[serde(with = "codec::histogram")]
     pub processing: Histogram<u64>,
     /// Actual send → received by the engine: the request channel's hop.
+    #[serde(with = "codec::histogram")]
     pub inbound: Histogram<u64>,
 }
 

@@ -7,9 +7,11 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use matching_engine::WireHash;
 use salias::WaitStrategy;
+use serde::{Deserialize, Serialize};
+use support::clock::now_ns;
+use support::hist::histogram;
 
-use crate::clock::now_ns;
-use crate::histograms::histogram;
+use crate::codec::{self, WireHashDef};
 use crate::params::Params;
 use crate::transport::EventRx;
 
@@ -34,13 +36,17 @@ impl WaitStrategy for YieldThenNap {
     }
 }
 
+#[derive(Serialize, Deserialize)]
 pub struct SubscriberReport {
     pub requests: u64,
     pub undecodable: u64,
     pub out_of_order: u64,
+    #[serde(with = "WireHashDef")]
     pub output: WireHash,
     pub last_arrival_ns: u64,
+    #[serde(with = "codec::histogram")]
     pub service: Histogram<u64>,
+    #[serde(with = "codec::histogram")]
     pub total: Histogram<u64>,
 }
 

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use matching_engine::gateway_requests;
 
-use crate::clock::{now_ns, precise_sleep};
+use support::clock::now_ns;
+
+use crate::pacing::precise_sleep;
 use crate::params::Params;
 use crate::placement::place_role;
 use crate::roles::engine::{fresh_engine, run_engine};

@@ -1,21 +1,87 @@
 //! One role of a cross-process run, in the child process the parent started for it.
 
 use std::io::Write;
+use std::process::ExitCode;
 
 use matching_engine::{EventMsg, OrderMsg, gateway_requests};
 use salias::{Adaptive, FifoFanout, OrderedMpsc};
+use serde::{Deserialize, Serialize};
+use support::role::{Role, report_json};
 
 use super::channels::{
     Control, ENGINE_DONE, Names, SaliasEventRx, SaliasEventTx, SaliasOrderRx, SaliasOrderTx, ready_and_wait_for_start,
 };
-use super::reports::{print_engine_report, print_gateway_report, print_subscriber_report};
-use crate::cli::{Role, RoleKind};
-use crate::clock::precise_sleep;
+use crate::pacing::precise_sleep;
 use crate::params::{Params, SubscriberWait};
 use crate::placement::place_role;
 use crate::roles::engine::{fresh_engine, run_engine};
 use crate::roles::gateway::run_gateway;
 use crate::roles::subscriber::{IDLE_YIELDS, YieldThenNap, run_subscriber};
+
+/// The environment variable that names a pipeline process's role.
+pub const ROLE: Role = Role::new("MATCHING_ENGINE_PIPELINE_ROLE");
+
+/// The roles of a cross-process run, by the names their processes are started with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoleKind {
+    Gateway,
+    Engine,
+    Subscriber,
+}
+
+impl RoleKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoleKind::Gateway => "gateway",
+            RoleKind::Engine => "engine",
+            RoleKind::Subscriber => "subscriber",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<RoleKind> {
+        [RoleKind::Gateway, RoleKind::Engine, RoleKind::Subscriber]
+            .into_iter()
+            .find(|role| role.name() == name)
+    }
+
+    /// What the parent calls the child: `engine`, `gateway1`, `subscriber0`.
+    pub fn child_name(self, index: u32) -> String {
+        match self {
+            RoleKind::Engine => "engine".into(),
+            other => format!("{}{index}", other.name()),
+        }
+    }
+}
+
+/// What a role process is started with: the run's parameters, the base name of its
+/// channels and its index among the processes of its role.
+#[derive(Serialize, Deserialize)]
+pub struct RoleParams {
+    pub base: String,
+    pub index: u32,
+    pub params: Params,
+}
+
+/// A role process's `main`: `role` is what its environment names.
+pub fn main(role: &str) -> ExitCode {
+    let Some(kind) = RoleKind::from_name(role) else {
+        eprintln!(
+            "pipeline: {}={role:?} names no role (gateway, engine or subscriber); the pipeline sets it for the processes it starts",
+            ROLE.var()
+        );
+        return ExitCode::FAILURE;
+    };
+    match ROLE.params::<RoleParams>() {
+        Ok(params) => {
+            run_role(kind, &params);
+            ExitCode::SUCCESS
+        }
+        Err(problem) => {
+            eprintln!("pipeline: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 pub fn record_file(p: &Params, name: &str) -> Option<std::io::BufWriter<std::fs::File>> {
     p.record
@@ -24,13 +90,13 @@ pub fn record_file(p: &Params, name: &str) -> Option<std::io::BufWriter<std::fs:
 }
 
 /// One role of a cross-process run, in this (child) process.
-pub fn run_role(role: &Role, p: &Params) {
-    let (base, index) = (role.base.as_str(), role.index);
-    let names = Names::new(base);
+fn run_role(role: RoleKind, role_params: &RoleParams) {
+    let (p, index) = (&role_params.params, role_params.index);
+    let names = Names::new(&role_params.base);
     let control_channel = FifoFanout::<Control>::connect(&names.control).expect("connect control");
     // Subscribe before checking in: a fanout subscriber sees only what comes after it joins.
     let mut control = control_channel.subscriber().expect("control subscriber");
-    match role.role {
+    match role {
         RoleKind::Gateway => {
             place_role(p, p.gateway_core(index));
             precise_sleep();
@@ -39,7 +105,7 @@ pub fn run_role(role: &Role, p: &Params) {
             let mut tx = SaliasOrderTx(channel.publisher().expect("gateway publisher"));
             let t0 = ready_and_wait_for_start(&names, &mut control);
             let report = run_gateway(&mut tx, index, p, &requests, t0);
-            print_gateway_report(index, &report);
+            report_json(&report);
         }
         RoleKind::Engine => {
             place_role(p, p.engine_core);
@@ -67,7 +133,7 @@ pub fn run_role(role: &Role, p: &Params) {
             if let Some(mut record) = record {
                 record.flush().expect("flush record");
             }
-            print_engine_report(&report);
+            report_json(&report);
         }
         RoleKind::Subscriber => {
             place_role(p, p.subscriber_core(index));
@@ -93,7 +159,7 @@ pub fn run_role(role: &Role, p: &Params) {
             if let Some(mut record) = record {
                 record.flush().expect("flush record");
             }
-            print_subscriber_report(index, &report);
+            report_json(&report);
         }
     }
 }

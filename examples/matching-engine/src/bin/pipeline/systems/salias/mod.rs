@@ -1,38 +1,23 @@
 //! salias across processes: this process creates the channels, starts one child per
-//! role (itself, re-executed with `--role`), starts them together and collects their
-//! reports.
+//! role (itself, re-executed by `support::role` with the role and the run's parameters in
+//! its environment), starts them together and collects their reports.
 
 mod channels;
 pub mod child;
 mod reports;
 
-use std::io::Read;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use matching_engine::{EventMsg, OrderMsg};
 use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedMpsc};
+use support::clock::now_ns;
+use support::role::Children;
 
-use crate::cli::RoleKind;
-use crate::clock::now_ns;
 use crate::params::Params;
 use crate::systems::RunResult;
 use channels::{Control, GO, Names};
-use reports::parse_reports;
-
-/// Kills the children still running when a run fails (and panics).
-pub struct Children(pub Vec<Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            if matches!(child.try_wait(), Ok(None)) {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
-}
+use child::{ROLE, RoleKind, RoleParams};
+use reports::collect_reports;
 
 pub fn run_salias(p: &Params, run: usize) -> RunResult {
     let base = format!("me-pipe-{}-{run}", std::process::id());
@@ -66,20 +51,22 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
     let mut ready_rx = ready.subscriber().expect("ready subscriber");
     let mut go = control.publisher().expect("control publisher");
 
-    let exe = std::env::current_exe().expect("own executable");
-    let mut children = Children(Vec::new());
+    let mut children = Children::new();
     let roles = std::iter::once((RoleKind::Engine, 0))
         .chain((0..p.subscribers).map(|s| (RoleKind::Subscriber, s)))
         .chain((0..p.gateways).map(|g| (RoleKind::Gateway, g)));
     for (role, index) in roles {
-        children.0.push(
-            Command::new(&exe)
-                .args(["--role", role.name(), &base, &index.to_string()])
-                .args(p.to_args())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("spawn role"),
-        );
+        let params = RoleParams {
+            base: base.clone(),
+            index,
+            params: p.clone(),
+        };
+        let mut command = ROLE
+            .command_with(role.name(), &params)
+            .unwrap_or_else(|e| panic!("{e}"));
+        children
+            .spawn(role.child_name(index), &mut command)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     // Everyone connected, subscribed and generated their requests: start 2 ms from now.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -88,10 +75,8 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
         match ready_rx.recv_timeout(Duration::from_millis(50)) {
             Ok(_) => checked_in += 1,
             Err(Error::TimedOut) => {
-                for child in &mut children.0 {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        panic!("a pipeline process exited before the start: {status}");
-                    }
+                if let Err(e) = children.check_running() {
+                    panic!("a pipeline process exited before the start: {e}");
                 }
                 assert!(Instant::now() < deadline, "pipeline processes did not check in");
             }
@@ -101,34 +86,10 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
     let t0 = now_ns() + 2_000_000;
     go.send(&Control { kind: GO, value: t0 }).expect("start");
 
-    let readers: Vec<_> = children
-        .0
-        .iter_mut()
-        .map(|child| {
-            let mut stdout = child.stdout.take().expect("piped stdout");
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                stdout.read_to_string(&mut text).expect("child output");
-                text
-            })
-        })
-        .collect();
-    // A role that fails would leave the others waiting for it forever: watch them all,
-    // and on the first failure panic, which kills the rest (`Children::drop`).
-    loop {
-        let mut running = 0;
-        for child in &mut children.0 {
-            match child.try_wait().expect("wait for role") {
-                Some(status) => assert!(status.success(), "a pipeline process failed: {status}"),
-                None => running += 1,
-            }
-        }
-        if running == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let outputs: Vec<String> = readers.into_iter().map(|r| r.join().expect("reader")).collect();
-
-    parse_reports(p, t0, &outputs)
+    // A role that fails would leave the others waiting for it forever: the watchdog ends
+    // the run at the first failure, or when the run takes far longer than planned, and
+    // kills the rest.
+    let limit = Duration::from_secs(60) + 10 * Duration::from_millis(p.duration_ms);
+    let outputs = children.wait_all(limit).unwrap_or_else(|e| panic!("{e}"));
+    collect_reports(p, t0, outputs)
 }

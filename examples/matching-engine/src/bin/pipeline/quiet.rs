@@ -1,20 +1,7 @@
-//! What the run was on, and how busy the machine was before it.
+//! How busy the machine was before a run: it is shared, so the sweep waits for quiet and
+//! records the reading.
 
 use std::time::{Duration, Instant};
-
-pub fn machine() -> (String, usize, String) {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown cpu".into());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cpu, cores, kernel.trim().to_owned())
-}
 
 /// Busy (non-idle) share of all cores over `window`, from /proc/stat: how much else was
 /// running just before a run, recorded with the run (this machine is shared).

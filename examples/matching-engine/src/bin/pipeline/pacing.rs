@@ -1,14 +1,10 @@
-//! The one clock every process reads, and how a role waits for a planned time.
+//! How a gateway waits for a planned time, and the timer precision it sleeps with.
 
 use std::time::Duration;
 
-use crate::params::GatewayWait;
+use support::clock::now_ns;
 
-/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process on the machine.
-pub fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
+use crate::params::GatewayWait;
 
 /// Within this much of a planned time a yielding gateway stops sleeping and yields
 /// instead: a timer sleep on the development VM wakes 10 µs late at p50 and 28 µs at p99
