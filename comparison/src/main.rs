@@ -20,9 +20,11 @@
 //! - Raw results: JSON lines in `comparison/results/<unix time>.jsonl` with a header record.
 
 mod baselines;
+mod cli;
 mod message;
 mod openloop;
 mod pingpong;
+mod plan;
 mod platform;
 mod report;
 mod roles;
@@ -38,5 +40,6 @@ fn main() {
         roles::child(&args[2], &args[3], args[4].parse().unwrap(), &args[6..]);
         return;
     }
-    session::run(&args);
+    let cli = <cli::Cli as clap::Parser>::parse_from(&args);
+    session::run(&cli, &args.join(" "));
 }

@@ -13,7 +13,7 @@ use crate::platform::{interrupted, latency_cores, now_ns};
 use crate::roles::ChildArgs;
 use crate::roles::spawn_role;
 use crate::shm::Barrier;
-use crate::throughput::{Ctx, Setup, create_resources, unique_name};
+use crate::throughput::{Api, Ctx, Setup, create_resources, unique_name};
 use crate::verification::Verifier;
 
 /// Planned send time of message `i`: Δ is given in picoseconds so that rates like
@@ -163,21 +163,20 @@ pub fn openloop_run(
     let warmup = (rate * warmup_s).round().max(1.0) as u64;
     let messages = warmup + (rate * duration_s).round().max(2.0) as u64;
     let interval_ps = (1e12 / rate).round() as u64;
-    let setup = Setup {
-        system,
-        variant: "openloop",
-        publishers: 1,
-        messages,
-        param,
+    let api = match system {
+        "aeron" => Api::TryClaim,
+        "iceoryx2" => Api::LoanUninit,
+        _ => Api::Offer,
     };
+    let setup = Setup::new(system, api, 1, messages, param);
     let name = unique_name(&format!("ol-{system}"), round);
     let stream = ctx.stream();
     let resources = create_resources(&setup, &name);
     let barrier = Barrier::create(&name);
     let [pub_core, sub_core] = latency_cores();
-    let mut args = setup.to_args(0, &ctx.aeron_dir, stream);
-    args.push(interval_ps.to_string());
-    args.push(warmup.to_string());
+    let mut child_args = setup.child_args(0, &ctx.aeron_dir, stream);
+    child_args.rest = vec![interval_ps.to_string(), warmup.to_string()];
+    let args = child_args.to_args();
     let mut children = vec![
         spawn_role("ol-subscriber", &name, sub_core, &args),
         spawn_role("ol-publisher", &name, pub_core, &args),

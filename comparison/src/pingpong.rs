@@ -6,9 +6,9 @@ use salias::{Channel, Config, Fifo, Mpsc};
 
 use crate::message::Msg64;
 use crate::platform::{interrupted, latency_cores, now_ns};
-use crate::roles::spawn_role;
+use crate::roles::{ChildArgs, spawn_role};
 use crate::shm::Barrier;
-use crate::throughput::{Ctx, Resources, Setup, unique_name};
+use crate::throughput::{Ctx, Resources, unique_name};
 use crate::transports::iceoryx2 as ice;
 
 pub const PING_WARMUP: u64 = 10_000;
@@ -73,16 +73,21 @@ pub fn pingpong_run(system: &'static str, pings: u64, round: usize, ctx: &mut Ct
         }
         _ => Resources::None,
     };
-    let setup = Setup {
-        system,
-        variant: "pingpong",
+
+    let barrier = Barrier::create(&name);
+    let cores = latency_cores();
+    let args = ChildArgs {
+        system: system.into(),
+        variant: "pingpong".into(),
         publishers: 1,
         messages: pings,
         param: 0,
-    };
-    let barrier = Barrier::create(&name);
-    let cores = latency_cores();
-    let args = setup.to_args(0, &ctx.aeron_dir, stream);
+        index: 0,
+        extra: ctx.aeron_dir.clone(),
+        stream,
+        rest: Vec::new(),
+    }
+    .to_args();
     let mut children = vec![
         spawn_role("pong", &name, cores[1], &args),
         spawn_role("ping", &name, cores[0], &args),

@@ -9,6 +9,8 @@ use crate::shm::Barrier;
 use crate::transports;
 use crate::transports::{aeron, iceoryx2 as ice};
 
+/// What a role process is told: its system, what to run, and its place; passed as the
+/// command line after `--role ROLE NAME CORE --`.
 pub struct ChildArgs {
     pub system: String,
     pub variant: String,
@@ -35,6 +37,22 @@ impl ChildArgs {
             stream: a[7].parse().unwrap(),
             rest: a[8..].to_vec(),
         }
+    }
+
+    /// The command line `parse` reads back.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = vec![
+            self.system.clone(),
+            self.variant.clone(),
+            self.publishers.to_string(),
+            self.messages.to_string(),
+            self.param.to_string(),
+            self.index.to_string(),
+            self.extra.clone(),
+            self.stream.to_string(),
+        ];
+        args.extend(self.rest.iter().cloned());
+        args
     }
 }
 

@@ -4,128 +4,38 @@
 use std::io::Write;
 use std::time::Instant;
 
+use crate::cli::Cli;
 use crate::openloop::{OpenLoop, hist_json, openloop_run};
 use crate::pingpong::{PING_WARMUP, Pings, pingpong_run};
+use crate::plan::Plan;
 use crate::platform::{catch_interrupt, cores, latency_cores};
 use crate::report::{json_str, lock_version, machine, salias_revision, stats};
-use crate::throughput::{BATCH, Ctx, POLL_LIMIT, Run, Setup, throughput_run};
+use crate::throughput::{Api, BATCH, Ctx, POLL_LIMIT, Run, throughput_run};
 use crate::transports::aeron::{AERON_URI, start_aeron_driver};
 use crate::transports::iceoryx2::ShmTidy;
 
-/// Runs the comparison this command line asks for (`args[0]` is the program).
-pub fn run(args: &[String]) {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!(
-            "salias-comparison [--quick] [--rounds N] [--only throughput|latency|openloop] [--two-publishers]\n\
-             \x20                 [--no-aeron] [--systems salias,aeron,iceoryx2,floor] [--messages N]\n\
-             \x20                 [--pings N] [--salias-ring BYTES] [--ice-buffer SAMPLES]\n\
-             \x20                 [--loads M,M,...] [--ol-duration S] [--ol-warmup S]\n\
-             default: 5 rounds, 10M messages per publisher, 200k pings; --quick: 3 rounds, 2M, 100k.\n\
-             open loop: loads 0.1,0.5,1,2,5,10,20,50 M msg/s until a system saturates, 1 s per level\n\
-             \x20          + 0.2 s warm-up (--quick: 0.5 s + 0.1 s); default runs throughput, latency, open loop.\n\
-             2P1S runs by default only with >= 3 cores. Results: comparison/results/<unix time>.jsonl"
-        );
-        return;
-    }
+/// Runs the comparison `cli` asks for; `command` is the command line, for the header.
+pub fn run(cli: &Cli, command: &str) {
     cores();
     catch_interrupt();
-    let quick = args.iter().any(|a| a == "--quick");
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
-    if let Some(o) = only.as_deref() {
-        assert!(
-            ["throughput", "latency", "openloop"].contains(&o),
-            "--only takes throughput, latency or openloop, not {o}"
-        );
-    }
-    let run_throughput = only.as_deref().is_none_or(|o| o == "throughput");
-    let run_latency = only.as_deref().is_none_or(|o| o == "latency");
-    let run_openloop = only.as_deref().is_none_or(|o| o == "openloop");
-    let two_publishers = cores() >= 3 || args.iter().any(|a| a == "--two-publishers");
-    let skip_aeron = args.iter().any(|a| a == "--no-aeron");
-    let rounds = args
-        .iter()
-        .position(|a| a == "--rounds")
-        .and_then(|i| args.get(i + 1))
-        .map(|r| r.parse::<usize>().unwrap())
-        .unwrap_or(if quick { 3 } else { 5 });
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .map(|v| v.parse::<u64>().unwrap())
-    };
-    let messages: u64 = flag("--messages").unwrap_or(if quick { 2_000_000 } else { 10_000_000 });
-    let pings: u64 = flag("--pings").unwrap_or(if quick { 100_000 } else { 200_000 });
-    let salias_ring: u64 = flag("--salias-ring").unwrap_or(1 << 20);
-    let ice_buffer: u64 = flag("--ice-buffer").unwrap_or(salias_ring / 64);
-    // `--systems salias,aeron,iceoryx2,floor` (floor = both floors) restricts what runs.
-    let systems: Option<Vec<String>> = args
-        .iter()
-        .position(|a| a == "--systems")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
-    let wanted = |system: &str| {
-        let system = if system == "spsc-floor" { "floor" } else { system };
-        (system != "aeron" || !skip_aeron) && systems.as_ref().is_none_or(|list| list.iter().any(|s| s == system))
-    };
-
-    // Throughput setups, in the order they alternate within a round.
-    let mut setups = Vec::new();
-    let mut add = |system: &'static str, variant, publishers, param| {
-        if !wanted(system) {
-            return;
-        }
-        setups.push(Setup {
-            system,
-            variant,
-            publishers,
-            messages,
-            param,
-        })
-    };
-    add("salias", "offer", 1, salias_ring);
-    add("aeron", "try_claim", 1, 64 << 20);
-    add("iceoryx2", "loan_uninit", 1, ice_buffer);
-    add("salias", "offer_batch16", 1, salias_ring);
-    add("iceoryx2", "loan_uninit_block", 1, ice_buffer);
-    add("aeron", "offer", 1, 64 << 20);
-    add("spsc-floor", "batch16", 1, salias_ring);
-    if !quick && salias_ring != 64 << 20 {
-        // salias with a ring as large as Aeron's term (Aeron's IPC window is term / 2)
-        add("salias", "offer", 1, 64 << 20);
-    }
-    if two_publishers {
-        add("salias", "offer", 2, salias_ring);
-        add("aeron", "try_claim", 2, 64 << 20);
-        add("iceoryx2", "loan_uninit", 2, ice_buffer);
-        add("salias", "offer_batch16", 2, salias_ring);
-    }
-    // Open loop: offered loads in M msg/s (`--loads 0.1,0.5,…`), run per level until a
-    // system saturates; a fixed duration per level plus an unrecorded warm-up.
-    let loads: Vec<f64> = args
-        .iter()
-        .position(|a| a == "--loads")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.split(',').map(|x| x.trim().parse::<f64>().unwrap()).collect())
-        .unwrap_or_else(|| vec![0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
-    let float_flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .map(|v| v.parse::<f64>().unwrap())
-    };
-    let ol_duration = float_flag("--ol-duration").unwrap_or(if quick { 0.5 } else { 1.0 });
-    let ol_warmup = float_flag("--ol-warmup").unwrap_or(if quick { 0.1 } else { 0.2 });
-    let mut openloop_systems: Vec<(&'static str, u64)> =
-        vec![("salias", salias_ring), ("aeron", 64 << 20), ("iceoryx2", ice_buffer)];
-    openloop_systems.retain(|(s, _)| wanted(s));
-    let mut latency_systems = vec!["floor", "salias", "aeron", "iceoryx2"];
-    latency_systems.retain(|s| wanted(s));
-    let skip_aeron = !wanted("aeron");
+    let plan = Plan::new(cli);
+    let Plan {
+        rounds,
+        throughput: run_throughput,
+        latency: run_latency,
+        openloop: run_openloop,
+        two_publishers,
+        messages,
+        pings,
+        salias_ring,
+        ice_buffer,
+        ol_duration,
+        ol_warmup,
+        ..
+    } = plan;
+    let (setups, loads) = (&plan.setups, &plan.loads);
+    let (openloop_systems, latency_systems) = (&plan.openloop_systems, &plan.latency_systems);
+    let skip_aeron = !plan.aeron;
 
     // Leave /dev/shm and /tmp as found: iceoryx2 keeps a global management object in
     // /dev/shm and directories under /tmp/iceoryx2 after its last process exits.
@@ -168,7 +78,7 @@ pub fn run(args: &[String]) {
         out,
         "{{\"machine\":{},\"command\":{},\"versions\":{versions},\"rounds\":{rounds},\"config\":{config}}}",
         json_str(&machine()),
-        json_str(&args.join(" "))
+        json_str(command)
     )
     .unwrap();
     println!(
@@ -324,20 +234,20 @@ pub fn run(args: &[String]) {
         }
         // Ratios of delivered rates, per round (the runs of a round ran back to back), then
         // the median and range over rounds.
-        let find = |system: &str, variant: &str, publishers: u32| {
+        let find = |system: &str, api: Api, publishers: u32| {
             setups
                 .iter()
-                .position(|s| s.system == system && s.variant == variant && s.publishers == publishers)
+                .position(|s| s.system == system && s.api == api && s.publishers == publishers)
         };
         let pairs = [
-            (("salias", "offer", 1), ("aeron", "try_claim", 1)),
-            (("salias", "offer", 1), ("aeron", "offer", 1)),
-            (("salias", "offer", 1), ("iceoryx2", "loan_uninit", 1)),
-            (("salias", "offer", 1), ("spsc-floor", "batch16", 1)),
-            (("salias", "offer_batch16", 1), ("spsc-floor", "batch16", 1)),
-            (("salias", "offer_batch16", 1), ("aeron", "try_claim", 1)),
-            (("salias", "offer", 2), ("aeron", "try_claim", 2)),
-            (("salias", "offer", 2), ("iceoryx2", "loan_uninit", 2)),
+            (("salias", Api::Offer, 1), ("aeron", Api::TryClaim, 1)),
+            (("salias", Api::Offer, 1), ("aeron", Api::Offer, 1)),
+            (("salias", Api::Offer, 1), ("iceoryx2", Api::LoanUninit, 1)),
+            (("salias", Api::Offer, 1), ("spsc-floor", Api::Batch, 1)),
+            (("salias", Api::OfferBatch, 1), ("spsc-floor", Api::Batch, 1)),
+            (("salias", Api::OfferBatch, 1), ("aeron", Api::TryClaim, 1)),
+            (("salias", Api::Offer, 2), ("aeron", Api::TryClaim, 2)),
+            (("salias", Api::Offer, 2), ("iceoryx2", Api::LoanUninit, 2)),
         ];
         println!("\nratios of delivered rates, median [min,max] of per-round ratios:");
         for (a, b) in pairs {
@@ -350,8 +260,8 @@ pub fn run(args: &[String]) {
                 let (m, lo, hi) = stats(&ratios);
                 println!(
                     "  {:<32} / {:<32} {m:>6.2}× [{lo:.2}, {hi:.2}]",
-                    format!("{} {}P1S {}", a.0, a.2, a.1),
-                    format!("{} {}P1S {}", b.0, b.2, b.1)
+                    format!("{} {}P1S {}", a.0, a.2, setups[i].variant()),
+                    format!("{} {}P1S {}", b.0, b.2, setups[j].variant())
                 );
             }
         }

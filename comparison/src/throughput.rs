@@ -8,17 +8,51 @@ use salias::{Channel, Config, Fifo, Mpsc};
 use crate::baselines::{SPSC_SLOTS_OFFSET, spsc_path};
 use crate::message::Msg64;
 use crate::platform::{core_for, interrupted};
-use crate::roles::spawn_role;
+use crate::roles::{ChildArgs, spawn_role};
 use crate::shm::{Barrier, ShmFile};
 use crate::transports::iceoryx2 as ice;
 
 pub const POLL_LIMIT: usize = 256;
 pub const BATCH: usize = 16;
 
+/// How a publisher hands over its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// salias `offer` or Aeron `offer`: one message, copied in.
+    Offer,
+    /// salias `offer_batch` of [`BATCH`] messages.
+    OfferBatch,
+    /// Aeron `try_claim` + write + `commit`.
+    TryClaim,
+    /// iceoryx2 `loan_uninit` → `write_payload` → `send`, retried by the application.
+    LoanUninit,
+    /// The same with iceoryx2's own blocking send (`RetryUntilDelivered`).
+    LoanUninitBlock,
+    /// The SPSC floor: the tail published every [`BATCH`] messages.
+    Batch,
+}
+
+impl Api {
+    /// The name in the raw records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Offer => "offer",
+            Api::OfferBatch => "offer_batch",
+            Api::TryClaim => "try_claim",
+            Api::LoanUninit => "loan_uninit",
+            Api::LoanUninitBlock => "loan_uninit_block",
+            Api::Batch => "batch",
+        }
+    }
+}
+
+/// One throughput setup: a system, its API, publishers, messages and buffer.
 #[derive(Clone, Debug)]
 pub struct Setup {
     pub system: &'static str,
-    pub variant: &'static str,
+    pub api: Api,
+    /// Messages per call (1 for the single-message APIs).
+    pub batch: usize,
     pub publishers: u32,
     pub messages: u64,
     /// salias / spsc-floor: ring bytes per publisher; iceoryx2: subscriber buffer (samples);
@@ -27,27 +61,56 @@ pub struct Setup {
 }
 
 impl Setup {
-    pub fn label(&self) -> String {
-        let shape = format!("{}P1S", self.publishers);
-        match self.system {
-            "salias" => format!("salias FifoMpsc {shape} ring {} MiB {}", self.param >> 20, self.variant),
-            "aeron" => format!("aeron ipc {shape} term {} MiB {}", self.param >> 20, self.variant),
-            "iceoryx2" => format!("iceoryx2 {shape} buffer {} {}", self.param, self.variant),
-            _ => format!("spsc-floor {shape} ring {} MiB {}", self.param >> 20, self.variant),
+    /// A setup of a single-message API, or of a batching one with [`BATCH`].
+    pub fn new(system: &'static str, api: Api, publishers: u32, messages: u64, param: u64) -> Setup {
+        let batch = if matches!(api, Api::OfferBatch | Api::Batch) {
+            BATCH
+        } else {
+            1
+        };
+        Setup {
+            system,
+            api,
+            batch,
+            publishers,
+            messages,
+            param,
         }
     }
 
-    pub fn to_args(&self, index: usize, extra: &str, stream: i32) -> Vec<String> {
-        vec![
-            self.system.into(),
-            self.variant.into(),
-            self.publishers.to_string(),
-            self.messages.to_string(),
-            self.param.to_string(),
-            index.to_string(),
-            extra.into(),
-            stream.to_string(),
-        ]
+    /// The API with its batch, as the summary and the children name it: `offer_batch16`.
+    pub fn variant(&self) -> String {
+        if self.batch > 1 {
+            format!("{}{}", self.api.name(), self.batch)
+        } else {
+            self.api.name().to_owned()
+        }
+    }
+
+    pub fn label(&self) -> String {
+        let shape = format!("{}P1S", self.publishers);
+        let variant = self.variant();
+        match self.system {
+            "salias" => format!("salias FifoMpsc {shape} ring {} MiB {variant}", self.param >> 20),
+            "aeron" => format!("aeron ipc {shape} term {} MiB {variant}", self.param >> 20),
+            "iceoryx2" => format!("iceoryx2 {shape} buffer {} {variant}", self.param),
+            _ => format!("spsc-floor {shape} ring {} MiB {variant}", self.param >> 20),
+        }
+    }
+
+    /// What publisher or subscriber `index` of this setup is told.
+    pub fn child_args(&self, index: usize, aeron_dir: &str, stream: i32) -> ChildArgs {
+        ChildArgs {
+            system: self.system.into(),
+            variant: self.variant(),
+            publishers: self.publishers,
+            messages: self.messages,
+            param: self.param,
+            index: index as u64,
+            extra: aeron_dir.into(),
+            stream,
+            rest: Vec::new(),
+        }
     }
 }
 
@@ -128,7 +191,7 @@ pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Run {
         "subscriber",
         &name,
         core,
-        &setup.to_args(0, &ctx.aeron_dir, stream),
+        &setup.child_args(0, &ctx.aeron_dir, stream).to_args(),
     ));
     for p in 0..setup.publishers as usize {
         let core = core_for("publisher", p);
@@ -137,7 +200,7 @@ pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Run {
             "publisher",
             &name,
             core,
-            &setup.to_args(p, &ctx.aeron_dir, stream),
+            &setup.child_args(p, &ctx.aeron_dir, stream).to_args(),
         ));
     }
     barrier.release_when(setup.publishers as u64 + 1, &mut children);
