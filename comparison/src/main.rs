@@ -5,7 +5,8 @@
 //! from `comparison/` (or `scripts/compare` from the repository root).
 //!
 //! - Every publisher, subscriber, pinger and ponger is a separate process: this binary
-//!   re-executes itself with a role, pinned to a named core (recorded with every figure).
+//!   re-executes itself with a role (named in the environment, `support::role`), pinned to a
+//!   named core (recorded with every figure).
 //!   The parent only orchestrates, creates the shared objects and, for Aeron, hosts the
 //!   embedded C media driver (one driver for the whole invocation, on an unpinned thread).
 //! - The clock starts after every process has connected and passed a barrier in shared
@@ -19,27 +20,43 @@
 //!   service and total time), both between cores 0 and 1.
 //! - Raw results: JSON lines in `comparison/results/<unix time>.jsonl` with a header record.
 
+use std::process::ExitCode;
+
+use clap::Parser;
+
 mod baselines;
 mod cli;
+mod error;
 mod message;
 mod openloop;
 mod pingpong;
 mod plan;
 mod platform;
 mod report;
+mod resources;
 mod roles;
 mod session;
-mod shm;
 mod throughput;
 mod transports;
 mod verification;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() >= 6 && args[1] == "--role" {
-        roles::child(&args[2], &args[3], args[4].parse().unwrap(), &args[6..]);
-        return;
+fn main() -> ExitCode {
+    if let Some(role) = roles::ROLE.current() {
+        return match roles::child(&role) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("salias-comparison {role}: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
-    let cli = <cli::Cli as clap::Parser>::parse_from(&args);
-    session::run(&cli, &args.join(" "));
+    let cli = cli::Cli::parse();
+    let command: Vec<String> = std::env::args().collect();
+    match session::run(&cli, &command.join(" ")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -2,8 +2,6 @@
 
 use salias::SaliasMessage;
 
-// The message: 64 bytes, exactly as in benches/ipc.rs.
-
 /// 64 bytes: {producer u64, seq u64, 6 × u64 derived from seq}.
 #[derive(SaliasMessage, Clone, Copy, Debug)]
 #[repr(C)]
@@ -38,7 +36,10 @@ impl Msg64 {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Msg64>() == 64);
+/// Bytes of one message.
+pub const MESSAGE_BYTES: usize = 64;
+
+const _: () = assert!(std::mem::size_of::<Msg64>() == MESSAGE_BYTES);
 
 /// The open-loop message: the stamps take words 0 and 1; word 5 stays `seq ^ producer`
 /// so the usual verification (count, order, payload word, checksum) still applies.

@@ -6,14 +6,22 @@
 //! planned, each in an HdrHistogram (1 ns resolution, 3 significant digits). The first
 //! `warmup` messages follow the same plan but are not recorded.
 
-use std::io::BufRead;
+use std::time::Duration;
 
+use hdrhistogram::Histogram;
+use support::barrier::Barrier;
+use support::clock::now_ns;
+use support::cores::{Placement, Side};
+use support::hist::{Quantiles, histogram};
+use support::records::System;
+use support::role::Children;
+
+use crate::error::RunError;
 use crate::message::{Msg64, stamped};
-use crate::platform::{interrupted, latency_cores, now_ns};
-use crate::roles::ChildArgs;
-use crate::roles::spawn_role;
-use crate::shm::Barrier;
-use crate::throughput::{Api, Ctx, Setup, create_resources, unique_name};
+use crate::platform::latency_cores;
+use crate::resources::{Ctx, Resources, unique_name};
+use crate::roles::{self, OpenLoopPlan, Params, Report, system_name};
+use crate::throughput::{Api, Setup};
 use crate::verification::Verifier;
 
 /// Planned send time of message `i`: Δ is given in picoseconds so that rates like
@@ -26,8 +34,8 @@ pub fn planned_ns(t0: u64, i: u64, interval_ps: u64) -> u64 {
 /// Runs the plan: for each message, busy-waits until its planned time (if already late,
 /// sends at once), then calls `try_send(message)` until it is accepted, restamping the send
 /// time on each retry. Reports attempts, refusals and how long the plan took.
-pub fn openloop_publish(a: &ChildArgs, barrier: &Barrier, mut try_send: impl FnMut(&Msg64) -> bool) {
-    let interval_ps: u64 = a.rest[0].parse().unwrap();
+pub fn openloop_publish(a: &Params, barrier: &Barrier, mut try_send: impl FnMut(&Msg64) -> bool) {
+    let interval_ps = plan_of(a).interval_ps;
     let (mut attempts, mut refused, mut late) = (0u64, 0u64, 0u64);
     barrier.arrive_and_wait();
     let t0 = now_ns();
@@ -57,36 +65,44 @@ pub fn openloop_publish(a: &ChildArgs, barrier: &Barrier, mut try_send: impl FnM
         }
     }
     let planned_span = planned_ns(t0, a.messages - 1, interval_ps) - t0;
-    println!(
-        "RESULT olpublisher {} span_ns {} planned_span_ns {planned_span} attempts {attempts} refused {refused} late {late}",
-        a.index,
-        last_sent - t0
-    );
-    barrier.wait_subscribers_done(1);
+    Report::OpenLoopPublisher {
+        span_ns: last_sent - t0,
+        planned_span_ns: planned_span,
+        attempts,
+        refused,
+        late,
+    }
+    .send();
+    barrier.wait_done(1);
+}
+
+/// The open-loop plan a child was given.
+fn plan_of(a: &Params) -> OpenLoopPlan {
+    a.plan.expect("an open-loop role is started with its plan")
 }
 
 /// The three histograms of the subscriber.
 pub struct OpenLoopRecorder {
-    pub queueing: hdrhistogram::Histogram<u64>,
-    pub service: hdrhistogram::Histogram<u64>,
-    pub total: hdrhistogram::Histogram<u64>,
-    pub warmup: u64,
-    pub verifier: Verifier,
+    queueing: Histogram<u64>,
+    service: Histogram<u64>,
+    total: Histogram<u64>,
+    warmup: u64,
+    verifier: Verifier,
 }
 
 impl OpenLoopRecorder {
-    pub fn new(warmup: u64) -> Self {
-        // 1 ns .. 1000 s, 3 significant digits; larger values saturate at the top.
-        let h = || hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000_000_000, 3).unwrap();
+    fn new(warmup: u64) -> Self {
+        // Larger values than the histograms hold saturate at the top.
         OpenLoopRecorder {
-            queueing: h(),
-            service: h(),
-            total: h(),
+            queueing: histogram(),
+            service: histogram(),
+            total: histogram(),
             warmup,
             verifier: Verifier::new(1),
         }
     }
 
+    /// Stamps the receive time of `m`, checks it and, past the warm-up, records it.
     #[inline(always)]
     pub fn receive(&mut self, m: &Msg64) {
         let received = now_ns();
@@ -98,37 +114,24 @@ impl OpenLoopRecorder {
             self.total.saturating_record(received.saturating_sub(planned));
         }
     }
-
-    pub fn report(&self, messages: u64) {
-        self.verifier.finish(1, messages);
-        for (what, h) in [
-            ("queueing", &self.queueing),
-            ("service", &self.service),
-            ("total", &self.total),
-        ] {
-            println!(
-                "RESULT olhist {what} {} {} {} {} {} {} {}",
-                h.value_at_quantile(0.5),
-                h.value_at_quantile(0.9),
-                h.value_at_quantile(0.99),
-                h.value_at_quantile(0.999),
-                h.value_at_quantile(0.9999),
-                h.max(),
-                h.len()
-            );
-        }
-    }
 }
 
-pub fn openloop_subscribe(a: &ChildArgs, barrier: &Barrier, mut poll: impl FnMut(&mut OpenLoopRecorder)) {
-    let warmup: u64 = a.rest[1].parse().unwrap();
-    let mut recorder = OpenLoopRecorder::new(warmup);
+/// The subscriber's loop: `poll` hands what it received to the recorder until every
+/// message is in; then the checks and the histograms' report.
+pub fn openloop_subscribe(a: &Params, barrier: &Barrier, mut poll: impl FnMut(&mut OpenLoopRecorder)) {
+    let mut recorder = OpenLoopRecorder::new(plan_of(a).warmup);
     barrier.arrive_and_wait();
-    while recorder.verifier.received < a.messages {
+    while recorder.verifier.received() < a.messages {
         poll(&mut recorder);
     }
-    recorder.report(a.messages);
-    barrier.subscriber_done();
+    recorder.verifier.finish(1, a.messages);
+    Report::OpenLoopSubscriber {
+        queueing_ns: Quantiles::of(&recorder.queueing),
+        service_ns: Quantiles::of(&recorder.service),
+        total_ns: Quantiles::of(&recorder.total),
+    }
+    .send();
+    barrier.done();
 }
 
 /// One open-loop run's result, as the parent collects it.
@@ -138,8 +141,9 @@ pub struct OpenLoop {
     pub stretch: f64,
     pub refused: f64,
     pub late_fraction: f64,
-    /// queueing, service, total: p50 p90 p99 p99.9 p99.99 max count
-    pub hist: [[u64; 7]; 3],
+    pub queueing: Quantiles,
+    pub service: Quantiles,
+    pub total: Quantiles,
     pub placement: String,
 }
 
@@ -147,90 +151,86 @@ impl OpenLoop {
     /// Saturated: the publisher could not keep to the plan (it ended > 10 % late) or the
     /// median message waited more than 100 µs to be sent.
     pub fn saturated(&self) -> bool {
-        self.stretch > 1.1 || self.hist[0][0] > 100_000
+        self.stretch > 1.1 || self.queueing.p50() > 100_000
     }
 }
 
+/// The API each system's open-loop publisher uses.
+fn openloop_api(system: System) -> Api {
+    match system {
+        System::Aeron => Api::TryClaim,
+        System::Iceoryx2 => Api::LoanUninit,
+        _ => Api::Offer,
+    }
+}
+
+/// One open-loop run of `system` (buffer `param`) at `rate` msg/s for `plan` = (duration,
+/// warm-up) seconds: the publisher on core 0, the subscriber on core 1.
 pub fn openloop_run(
-    system: &'static str,
+    system: System,
     param: u64,
     rate: f64,
     plan: (f64, f64),
     round: usize,
     ctx: &mut Ctx,
-) -> OpenLoop {
+) -> Result<OpenLoop, RunError> {
     let (duration_s, warmup_s) = plan;
     let warmup = (rate * warmup_s).round().max(1.0) as u64;
     let messages = warmup + (rate * duration_s).round().max(2.0) as u64;
     let interval_ps = (1e12 / rate).round() as u64;
-    let api = match system {
-        "aeron" => Api::TryClaim,
-        "iceoryx2" => Api::LoanUninit,
-        _ => Api::Offer,
-    };
-    let setup = Setup::new(system, api, 1, messages, param);
-    let name = unique_name(&format!("ol-{system}"), round);
+    let setup = Setup::new(system, openloop_api(system), 1, messages, param);
+    let name = unique_name(&format!("ol-{}", system_name(system)), round);
     let stream = ctx.stream();
-    let resources = create_resources(&setup, &name);
-    let barrier = Barrier::create(&name);
+    let _resources = Resources::for_setup(&setup, &name)?;
+    let barrier = Barrier::create(&name).map_err(RunError::shm(&name))?;
     let [pub_core, sub_core] = latency_cores();
-    let mut child_args = setup.child_args(0, &ctx.aeron_dir, stream);
-    child_args.rest = vec![interval_ps.to_string(), warmup.to_string()];
-    let args = child_args.to_args();
-    let mut children = vec![
-        spawn_role("ol-subscriber", &name, sub_core, &args),
-        spawn_role("ol-publisher", &name, pub_core, &args),
-    ];
-    barrier.release_when(2, &mut children);
-    let mut hist = [[0u64; 7]; 3];
-    let (mut span, mut planned_span, mut attempts, mut refused, mut late) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    for mut child in children {
-        let stdout = child.stdout.take().unwrap();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            let w: Vec<&str> = line.split_whitespace().collect();
-            match (w.first(), w.get(1)) {
-                (Some(&"RESULT"), Some(&"olpublisher")) => {
-                    span = w[4].parse().unwrap();
-                    planned_span = w[6].parse().unwrap();
-                    attempts = w[8].parse().unwrap();
-                    refused = w[10].parse().unwrap();
-                    late = w[12].parse().unwrap();
-                }
-                (Some(&"RESULT"), Some(&"olhist")) => {
-                    let k = ["queueing", "service", "total"]
-                        .iter()
-                        .position(|x| *x == w[2])
-                        .unwrap();
-                    for (j, v) in w[3..10].iter().enumerate() {
-                        hist[k][j] = v.parse().unwrap();
-                    }
-                }
-                _ => {}
-            }
+    let mut placement = Placement::new();
+    placement.note(Side::Publisher, 0, pub_core);
+    placement.note(Side::Subscriber, 0, sub_core);
+    let params = |core| Params {
+        plan: Some(OpenLoopPlan { interval_ps, warmup }),
+        ..setup.params(&name, core, 0, ctx, stream)
+    };
+    let mut children = Children::new();
+    roles::spawn(&mut children, system, "ol-subscriber", &params(sub_core))?;
+    roles::spawn(&mut children, system, "ol-publisher", &params(pub_core))?;
+    // A minute to start and end, plus the plan itself twice over.
+    let limit = Duration::from_secs(60) + Duration::from_secs_f64(2.0 * (duration_s + warmup_s));
+    let (mut sent, mut received) = (None, None);
+    for report in roles::collect(&name, &barrier, children, limit)? {
+        match report {
+            Report::OpenLoopPublisher { .. } => sent = Some(report),
+            Report::OpenLoopSubscriber { .. } => received = Some(report),
+            _ => {}
         }
-        assert!(
-            child.wait().unwrap().success(),
-            "an open-loop process failed{}: {system} at {rate} msg/s",
-            interrupted()
-        );
     }
-    drop(barrier);
-    drop(resources);
-    assert_eq!(hist[2][6], messages - warmup, "open-loop sample count");
-    OpenLoop {
-        achieved_per_s: (messages - 1) as f64 / (span.max(1) as f64 / 1e9),
-        stretch: span as f64 / planned_span.max(1) as f64,
+    let (
+        Some(Report::OpenLoopPublisher {
+            span_ns,
+            planned_span_ns,
+            attempts,
+            refused,
+            late,
+        }),
+        Some(Report::OpenLoopSubscriber {
+            queueing_ns,
+            service_ns,
+            total_ns,
+        }),
+    ) = (sent, received)
+    else {
+        let what = "the open-loop publisher's and subscriber's reports";
+        return Err(RunError::Missing { run: name, what });
+    };
+    assert_eq!(total_ns.count, messages - warmup, "open-loop sample count");
+    Ok(OpenLoop {
+        achieved_per_s: (messages - 1) as f64 / (span_ns.max(1) as f64 / 1e9),
+        stretch: span_ns as f64 / planned_span_ns.max(1) as f64,
         refused: refused as f64 / attempts.max(1) as f64,
         late_fraction: late as f64 / messages as f64,
-        hist,
-        placement: format!("P0@{pub_core} S0@{sub_core}"),
-    }
-}
-
-pub fn hist_json(h: &[u64; 7]) -> String {
-    format!(
-        "{{\"p50\":{},\"p90\":{},\"p99\":{},\"p99.9\":{},\"p99.99\":{},\"max\":{},\"count\":{}}}",
-        h[0], h[1], h[2], h[3], h[4], h[5], h[6]
-    )
+        queueing: queueing_ns,
+        service: service_ns,
+        total: total_ns,
+        placement: placement.to_string(),
+    })
 }

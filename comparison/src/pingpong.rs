@@ -1,22 +1,28 @@
-//! Latency: ping-pong round trip / 2, the children's loop and the parent's run.
+//! Latency: ping-pong round trip / 2 between cores 0 and 1; the pinger's loop and the
+//! parent's run.
 
-use std::io::BufRead;
+use std::time::Duration;
 
-use salias::{Channel, Config, Fifo, Mpsc};
+use support::barrier::Barrier;
+use support::clock::now_ns;
+use support::hist::Quantiles;
+use support::records::System;
+use support::role::Children;
 
+use crate::error::RunError;
 use crate::message::Msg64;
-use crate::platform::{interrupted, latency_cores, now_ns};
-use crate::roles::{ChildArgs, spawn_role};
-use crate::shm::Barrier;
-use crate::throughput::{Ctx, Resources, unique_name};
-use crate::transports::iceoryx2 as ice;
+use crate::platform::latency_cores;
+use crate::resources::{Ctx, Resources, unique_name};
+use crate::roles::{self, Params, Report, system_name};
 
+/// Unrecorded round trips before the recorded ones.
 pub const PING_WARMUP: u64 = 10_000;
 
-/// Runs PING_WARMUP unrecorded then `pings` recorded round trips; `round_trip(seq)` sends
-/// message `seq` and returns the echo.
-pub fn ping_loop(pings: u64, mut round_trip: impl FnMut(u64) -> Msg64) -> Vec<u64> {
+/// Runs PING_WARMUP unrecorded then `pings` recorded round trips, after the barrier;
+/// `round_trip(seq)` sends message `seq` and returns the echo. Reports the round trips.
+pub fn ping_loop(pings: u64, barrier: &Barrier, mut round_trip: impl FnMut(u64) -> Msg64) {
     let mut samples = Vec::with_capacity(pings as usize);
+    barrier.arrive_and_wait();
     for seq in 0..PING_WARMUP + pings {
         let sent = now_ns();
         let back = round_trip(seq);
@@ -27,93 +33,68 @@ pub fn ping_loop(pings: u64, mut round_trip: impl FnMut(u64) -> Msg64) -> Vec<u6
             samples.push(rtt);
         }
     }
+    report_round_trips(&mut samples);
+}
+
+/// Reports the quantiles of round trips `samples` (ns) to the parent.
+pub fn report_round_trips(samples: &mut [u64]) {
     samples.sort_unstable();
-    samples
+    Report::Pings {
+        round_trip_ns: Quantiles::of_sorted(samples),
+    }
+    .send();
 }
 
-pub fn percentile(sorted: &[u64], p: f64) -> u64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+/// The ponger's end: after echoing every ping, lets the run finish.
+pub fn pong_loop(pings: u64, barrier: &Barrier, mut echo: impl FnMut()) {
+    barrier.arrive_and_wait();
+    for _ in 0..PING_WARMUP + pings {
+        echo();
+    }
+    barrier.done();
 }
 
-/// Prints round-trip percentiles (ns): p50 p90 p99 p99.9 p99.99 max count.
-pub fn report_pings(sorted: &[u64]) {
-    println!(
-        "RESULT pings {} {} {} {} {} {} {}",
-        percentile(sorted, 0.5),
-        percentile(sorted, 0.9),
-        percentile(sorted, 0.99),
-        percentile(sorted, 0.999),
-        percentile(sorted, 0.9999),
-        sorted[sorted.len() - 1],
-        sorted.len()
-    );
-}
-
-/// Round-trip percentiles (ns) of one ping-pong run.
-pub struct Pings {
-    pub rtt: [u64; 6],
-    pub count: u64,
-}
-
-pub fn pingpong_run(system: &'static str, pings: u64, round: usize, ctx: &mut Ctx) -> (Pings, [usize; 2]) {
-    let name = unique_name(system, round);
+/// One ping-pong run of `system`: the round trips' quantiles (ns) and the pinger's and
+/// ponger's cores.
+pub fn pingpong_run(
+    system: System,
+    pings: u64,
+    round: usize,
+    ctx: &mut Ctx,
+) -> Result<(Quantiles, [usize; 2]), RunError> {
+    let name = unique_name(system_name(system), round);
     let stream = ctx.stream();
-    let resources = match system {
-        "salias" => {
-            let ping = Channel::<Msg64, Fifo, Mpsc>::create(&Config::new(format!("{name}-ping"))).unwrap();
-            let pong = Channel::<Msg64, Fifo, Mpsc>::create(&Config::new(format!("{name}-pong"))).unwrap();
-            Resources::Salias(vec![Box::new(ping), Box::new(pong)])
-        }
-        "iceoryx2" => {
-            ice::quiet();
-            let node = ice::node();
-            let ping = ice::latency_service(&node, &format!("{name}/ping"), true);
-            let pong = ice::latency_service(&node, &format!("{name}/pong"), true);
-            Resources::Ice(vec![ping, pong], node)
-        }
-        _ => Resources::None,
-    };
-
-    let barrier = Barrier::create(&name);
+    let _resources = Resources::for_pingpong(system, &name)?;
+    let barrier = Barrier::create(&name).map_err(RunError::shm(&name))?;
     let cores = latency_cores();
-    let args = ChildArgs {
-        system: system.into(),
-        variant: "pingpong".into(),
+    let params = |core| Params {
+        name: name.clone(),
+        core,
+        api: None,
+        batch: 1,
         publishers: 1,
         messages: pings,
         param: 0,
         index: 0,
-        extra: ctx.aeron_dir.clone(),
+        aeron_dir: ctx.aeron_dir.clone(),
         stream,
-        rest: Vec::new(),
+        plan: None,
+    };
+    let mut children = Children::new();
+    roles::spawn(&mut children, system, "pong", &params(cores[1]))?;
+    roles::spawn(&mut children, system, "ping", &params(cores[0]))?;
+    // A minute to start and end, and 1 ms a round trip (a thousand times the slowest).
+    let limit = Duration::from_secs(60) + Duration::from_millis(PING_WARMUP + pings);
+    let reports = roles::collect(&name, &barrier, children, limit)?;
+    let round_trips = reports.into_iter().find_map(|r| match r {
+        Report::Pings { round_trip_ns } => Some(round_trip_ns),
+        _ => None,
+    });
+    match round_trips {
+        Some(q) => Ok((q, cores)),
+        None => Err(RunError::Missing {
+            run: name,
+            what: "the pinger's round trips",
+        }),
     }
-    .to_args();
-    let mut children = vec![
-        spawn_role("pong", &name, cores[1], &args),
-        spawn_role("ping", &name, cores[0], &args),
-    ];
-    barrier.release_when(2, &mut children);
-    let mut result = None;
-    for mut child in children {
-        let stdout = child.stdout.take().unwrap();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            let words: Vec<&str> = line.split_whitespace().collect();
-            if words.first() == Some(&"RESULT") && words[1] == "pings" {
-                let v: Vec<u64> = words[2..9].iter().map(|w| w.parse().unwrap()).collect();
-                result = Some(Pings {
-                    rtt: [v[0], v[1], v[2], v[3], v[4], v[5]],
-                    count: v[6],
-                });
-            }
-        }
-        assert!(
-            child.wait().unwrap().success(),
-            "a ping-pong process failed{}: {system}",
-            interrupted()
-        );
-    }
-    drop(barrier);
-    drop(resources);
-    (result.expect("pinger reported nothing"), cores)
 }

@@ -1,12 +1,12 @@
 //! What one invocation runs: the command line's flags resolved into rounds, sizes and the
 //! lists of setups and systems, in the order they alternate.
 
-use crate::cli::{Cli, Part, SystemChoice};
-use crate::platform::cores;
-use crate::throughput::{Api, Setup};
+use support::cores::cores;
+use support::records::System;
 
-/// Aeron's IPC term length in bytes (the URI in `transports::aeron` states it).
-pub const AERON_TERM_BYTES: u64 = 64 << 20;
+use crate::cli::{Cli, Part, SystemChoice};
+use crate::throughput::{Api, Setup};
+use crate::transports::aeron::AERON_TERM_BYTES;
 
 /// Everything a run of the comparison needs from its command line.
 pub struct Plan {
@@ -29,8 +29,8 @@ pub struct Plan {
     /// Throughput setups, in the order they alternate within a round.
     pub setups: Vec<Setup>,
     /// Open-loop systems with their buffer (as `Setup::param`).
-    pub openloop_systems: Vec<(&'static str, u64)>,
-    pub latency_systems: Vec<&'static str>,
+    pub openloop_systems: Vec<(System, u64)>,
+    pub latency_systems: Vec<System>,
 }
 
 impl Plan {
@@ -52,48 +52,48 @@ impl Plan {
         let ol_duration = cli.ol_duration.unwrap_or(by_mode(cli, 1.0, 0.5, 0.05));
         let ol_warmup = cli.ol_warmup.unwrap_or(by_mode(cli, 0.2, 0.1, 0.01));
         let two_publishers = cores() >= 3 || cli.two_publishers;
-        let wanted = |system: &str| {
+        let wanted = |system: System| {
             let choice = match system {
-                "salias" => SystemChoice::Salias,
-                "aeron" => SystemChoice::Aeron,
-                "iceoryx2" => SystemChoice::Iceoryx2,
-                _ => SystemChoice::Floor,
+                System::Salias => SystemChoice::Salias,
+                System::Aeron => SystemChoice::Aeron,
+                System::Iceoryx2 => SystemChoice::Iceoryx2,
+                System::SpscFloor | System::Floor => SystemChoice::Floor,
             };
             (choice != SystemChoice::Aeron || !cli.no_aeron)
                 && cli.systems.as_ref().is_none_or(|list| list.contains(&choice))
         };
 
         let mut setups = Vec::new();
-        let mut add = |system: &'static str, api, publishers, param| {
+        let mut add = |system, api, publishers, param| {
             if wanted(system) {
                 setups.push(Setup::new(system, api, publishers, messages, param));
             }
         };
-        add("salias", Api::Offer, 1, salias_ring);
-        add("aeron", Api::TryClaim, 1, AERON_TERM_BYTES);
-        add("iceoryx2", Api::LoanUninit, 1, ice_buffer);
-        add("salias", Api::OfferBatch, 1, salias_ring);
-        add("iceoryx2", Api::LoanUninitBlock, 1, ice_buffer);
-        add("aeron", Api::Offer, 1, AERON_TERM_BYTES);
-        add("spsc-floor", Api::Batch, 1, salias_ring);
+        add(System::Salias, Api::Offer, 1, salias_ring);
+        add(System::Aeron, Api::TryClaim, 1, AERON_TERM_BYTES);
+        add(System::Iceoryx2, Api::LoanUninit, 1, ice_buffer);
+        add(System::Salias, Api::OfferBatch, 1, salias_ring);
+        add(System::Iceoryx2, Api::LoanUninitBlock, 1, ice_buffer);
+        add(System::Aeron, Api::Offer, 1, AERON_TERM_BYTES);
+        add(System::SpscFloor, Api::Batch, 1, salias_ring);
         if !short && salias_ring != AERON_TERM_BYTES {
             // salias with a ring as large as Aeron's term (Aeron's IPC window is term / 2)
-            add("salias", Api::Offer, 1, AERON_TERM_BYTES);
+            add(System::Salias, Api::Offer, 1, AERON_TERM_BYTES);
         }
         if two_publishers {
-            add("salias", Api::Offer, 2, salias_ring);
-            add("aeron", Api::TryClaim, 2, AERON_TERM_BYTES);
-            add("iceoryx2", Api::LoanUninit, 2, ice_buffer);
-            add("salias", Api::OfferBatch, 2, salias_ring);
+            add(System::Salias, Api::Offer, 2, salias_ring);
+            add(System::Aeron, Api::TryClaim, 2, AERON_TERM_BYTES);
+            add(System::Iceoryx2, Api::LoanUninit, 2, ice_buffer);
+            add(System::Salias, Api::OfferBatch, 2, salias_ring);
         }
         let mut openloop_systems = vec![
-            ("salias", salias_ring),
-            ("aeron", AERON_TERM_BYTES),
-            ("iceoryx2", ice_buffer),
+            (System::Salias, salias_ring),
+            (System::Aeron, AERON_TERM_BYTES),
+            (System::Iceoryx2, ice_buffer),
         ];
-        openloop_systems.retain(|(s, _)| wanted(s));
-        let mut latency_systems = vec!["floor", "salias", "aeron", "iceoryx2"];
-        latency_systems.retain(|s| wanted(s));
+        openloop_systems.retain(|&(s, _)| wanted(s));
+        let mut latency_systems = vec![System::Floor, System::Salias, System::Aeron, System::Iceoryx2];
+        latency_systems.retain(|&s| wanted(s));
         let part = |p| cli.only.is_none_or(|only| only == p);
         Plan {
             rounds,
@@ -101,7 +101,7 @@ impl Plan {
             latency: part(Part::Latency),
             openloop: part(Part::Openloop),
             two_publishers,
-            aeron: wanted("aeron"),
+            aeron: wanted(System::Aeron),
             messages,
             pings,
             salias_ring,

@@ -3,21 +3,22 @@
 use std::ffi::CString;
 use std::time::{Duration, Instant};
 
+use rusteron_client::*;
+use support::barrier::Barrier;
+
 use crate::message::Msg64;
 use crate::openloop::{openloop_publish, openloop_subscribe};
-use crate::pingpong::{PING_WARMUP, ping_loop, report_pings};
-use crate::platform::now_ns;
-use crate::roles::{ChildArgs, report_publisher, report_subscriber};
-use crate::shm::Barrier;
-use crate::throughput::POLL_LIMIT;
-use crate::verification::Verifier;
+use crate::pingpong::{ping_loop, pong_loop};
+use crate::roles::Params;
+use crate::throughput::{Api, POLL_LIMIT, drain, flood};
+
+/// Aeron's IPC term length, in bytes: the URI below and the driver state it.
+pub const AERON_TERM_BYTES: u64 = 64 << 20;
 
 /// Aeron's IPC term length, set explicitly on the publication URI (it is also the C driver's
 /// default for IPC, `AERON_IPC_TERM_BUFFER_LENGTH_DEFAULT` = 64 MiB).
 pub const AERON_URI: &str = "aeron:ipc?term-length=64m";
 pub const AERON_SUB_URI: &str = "aeron:ipc";
-
-use rusteron_client::*;
 
 pub struct Client {
     pub aeron: Aeron,
@@ -103,115 +104,88 @@ pub fn retryable(position: i64) -> bool {
     matches!(position, -3..=-1)
 }
 
-pub fn publisher(a: &ChildArgs, barrier: &Barrier) {
-    let client = connect(&a.extra);
+/// Publishes `message` with `try_claim`, retrying while Aeron refuses it.
+fn publish_until_accepted(publication: &AeronExclusivePublication, claim: &AeronBufferClaim, message: &Msg64) {
+    loop {
+        let position = publish(publication, claim, true, message);
+        if position >= 0 {
+            return;
+        }
+        assert!(retryable(position), "aeron publish failed: {position}");
+    }
+}
+
+pub fn publisher(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
     let publication = exclusive_publication(&client, a.stream);
     wait_connected(&publication);
     let claim = AeronBufferClaim::default();
-    let use_claim = a.variant == "try_claim";
-    let (mut attempts, mut refused, mut seq) = (0u64, 0u64, 0u64);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while seq < a.messages {
-        attempts += 1;
+    let use_claim = a.api == Some(Api::TryClaim);
+    let published = flood(a, barrier, |seq| {
         let position = publish(&publication, &claim, use_claim, &Msg64::new(a.index, seq));
-        if position >= 0 {
-            seq += 1;
-        } else if retryable(position) {
-            refused += 1;
-            std::hint::spin_loop();
-        } else {
-            panic!("aeron publish failed: {position}");
-        }
-    }
-    let elapsed = now_ns() - started;
-    report_publisher(a.index, elapsed, attempts, refused);
-    barrier.wait_subscribers_done(1);
+        assert!(position >= 0 || retryable(position), "aeron publish failed: {position}");
+        u64::from(position >= 0)
+    });
+    published.report(barrier);
     drop(publication);
 }
 
-pub fn subscriber(a: &ChildArgs, barrier: &Barrier) {
-    let client = connect(&a.extra);
+pub fn subscriber(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
     let subscription = subscription(&client, a.stream);
     wait_images(&subscription, a.publishers as i32);
-    let total = a.messages * a.publishers as u64;
-    let mut v = Verifier::new(a.publishers as usize);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while v.received < total {
+    drain(a, barrier, |verifier| {
         subscription
             .poll_fn(
-                |buf: &[u8], _header: AeronHeader| v.check(&Msg64::read_from(buf)),
+                |buf: &[u8], _header: AeronHeader| verifier.check(&Msg64::read_from(buf)),
                 POLL_LIMIT,
             )
-            .unwrap();
-    }
-    let elapsed = now_ns() - started;
-    v.finish(a.publishers as u64, a.messages);
-    report_subscriber(a.index, elapsed, v.received);
-    barrier.subscriber_done();
+            .expect("aeron poll");
+    });
 }
 
 /// Ping-pong: stream `a.stream` carries pings, `a.stream + 1` pongs.
-pub fn pinger(a: &ChildArgs, barrier: &Barrier) {
-    let client = connect(&a.extra);
+pub fn pinger(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
     let subscription = subscription(&client, a.stream + 1);
     let publication = exclusive_publication(&client, a.stream);
     wait_connected(&publication);
     wait_images(&subscription, 1);
     let claim = AeronBufferClaim::default();
-    barrier.arrive_and_wait();
-    let samples = ping_loop(a.messages, |seq| {
-        let message = Msg64::new(0, seq);
-        loop {
-            let position = publish(&publication, &claim, true, &message);
-            if position >= 0 {
-                break;
-            }
-            assert!(retryable(position), "aeron publish failed: {position}");
-        }
+    ping_loop(a.messages, barrier, |seq| {
+        publish_until_accepted(&publication, &claim, &Msg64::new(0, seq));
         let mut back = None;
         while back.is_none() {
             subscription
                 .poll_fn(|buf: &[u8], _h: AeronHeader| back = Some(Msg64::read_from(buf)), 1)
-                .unwrap();
+                .expect("aeron poll");
         }
-        back.unwrap()
+        back.expect("polled until one came")
     });
-    report_pings(&samples);
 }
 
-pub fn ponger(a: &ChildArgs, barrier: &Barrier) {
-    let client = connect(&a.extra);
+pub fn ponger(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
     let subscription = subscription(&client, a.stream);
     let publication = exclusive_publication(&client, a.stream + 1);
     wait_connected(&publication);
     wait_images(&subscription, 1);
     let claim = AeronBufferClaim::default();
-    barrier.arrive_and_wait();
-    let mut echoed = 0;
-    while echoed < a.messages + PING_WARMUP {
-        echoed += subscription
-            .poll_fn(
-                |buf: &[u8], _h: AeronHeader| {
-                    let message = Msg64::read_from(buf);
-                    loop {
-                        let position = publish(&publication, &claim, true, &message);
-                        if position >= 0 {
-                            break;
-                        }
-                        assert!(retryable(position), "aeron publish failed: {position}");
-                    }
-                },
-                1,
-            )
-            .unwrap() as u64;
-    }
-    barrier.subscriber_done();
+    pong_loop(a.messages, barrier, || {
+        let mut echoed = 0;
+        while echoed == 0 {
+            echoed = subscription
+                .poll_fn(
+                    |buf: &[u8], _h: AeronHeader| publish_until_accepted(&publication, &claim, &Msg64::read_from(buf)),
+                    1,
+                )
+                .expect("aeron poll");
+        }
+    });
 }
 
-pub fn ol_publisher(a: &ChildArgs, barrier: &Barrier) {
-    let client = connect(&a.extra);
+pub fn ol_publisher(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
     let publication = exclusive_publication(&client, a.stream);
     wait_connected(&publication);
     let claim = AeronBufferClaim::default();
@@ -223,8 +197,8 @@ pub fn ol_publisher(a: &ChildArgs, barrier: &Barrier) {
     drop(publication);
 }
 
-pub fn ol_subscriber(a: &ChildArgs, barrier: &Barrier) {
-    let client = connect(&a.extra);
+pub fn ol_subscriber(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
     let subscription = subscription(&client, a.stream);
     wait_images(&subscription, 1);
     openloop_subscribe(a, barrier, |r| {
@@ -233,18 +207,19 @@ pub fn ol_subscriber(a: &ChildArgs, barrier: &Barrier) {
                 |buf: &[u8], _h: AeronHeader| r.receive(&Msg64::read_from(buf)),
                 POLL_LIMIT,
             )
-            .unwrap();
+            .expect("aeron poll");
     });
 }
 
 /// Starts the embedded Aeron C media driver: SHARED threading (one agent thread runs the
 /// conductor, sender and receiver; IPC needs only the conductor), default backoff idle
-/// strategy, log files fully allocated (clients pre-touch their mappings), directory under /dev/shm deleted on start and exit.
+/// strategy, log files fully allocated (clients pre-touch their mappings), directory under
+/// /dev/shm deleted on start and exit.
 pub fn start_aeron_driver() -> rusteron_media_driver::testing::EmbeddedDriver {
     use rusteron_media_driver::bindings::aeron_threading_mode_enum;
     rusteron_media_driver::testing::EmbeddedDriver::launch_with(|ctx| {
         ctx.set_threading_mode(aeron_threading_mode_enum::AERON_THREADING_MODE_SHARED)?;
-        ctx.set_ipc_term_buffer_length(64 << 20)?;
+        ctx.set_ipc_term_buffer_length(AERON_TERM_BYTES as usize)?;
         // a fully allocated (not sparse) log file; clients map it with MAP_POPULATE
         ctx.set_term_buffer_sparse_file(false)?;
         // Every run drains its publications before closing them, so a short linger only

@@ -3,13 +3,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use support::barrier::Barrier;
+
 use crate::message::Msg64;
 use crate::openloop::{openloop_publish, openloop_subscribe};
-use crate::pingpong::{PING_WARMUP, ping_loop, report_pings};
-use crate::platform::now_ns;
-use crate::roles::{ChildArgs, report_publisher, report_subscriber};
-use crate::shm::Barrier;
-use crate::verification::Verifier;
+use crate::pingpong::{ping_loop, pong_loop};
+use crate::roles::Params;
+use crate::throughput::{Api, drain, flood};
 
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::port::subscriber::Subscriber;
@@ -108,120 +108,107 @@ pub fn send(publisher: &Publisher<ipc::Service, Msg64, ()>, message: Msg64) -> u
     sample.send().unwrap()
 }
 
-pub fn publisher(name: &str, a: &ChildArgs, barrier: &Barrier) {
+/// Sends `message` until a subscriber has it.
+fn send_until_delivered(publisher: &Publisher<ipc::Service, Msg64, ()>, message: Msg64) {
+    while send(publisher, message) == 0 {
+        std::hint::spin_loop();
+    }
+}
+
+/// Busy-polls until a sample arrives.
+fn receive(subscriber: &Subscriber<ipc::Service, Msg64, ()>) -> Msg64 {
+    loop {
+        if let Some(sample) = subscriber.receive().expect("iceoryx2 receive") {
+            return *sample.payload();
+        }
+    }
+}
+
+pub fn publisher(a: &Params, barrier: &Barrier) {
     quiet();
     let node = node();
-    let service = throughput_service(&node, name, a.publishers, a.param, false);
-    let blocking = a.variant.ends_with("block");
+    let service = throughput_service(&node, &a.name, a.publishers, a.param, false);
+    let blocking = a.api == Some(Api::LoanUninitBlock);
     let publisher = if blocking {
         blocking_publisher_port(&service)
     } else {
         publisher_port(&service)
     };
-    let (mut attempts, mut refused, mut seq) = (0u64, 0u64, 0u64);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while seq < a.messages {
-        attempts += 1;
-        if send(&publisher, Msg64::new(a.index, seq)) > 0 {
-            seq += 1;
-        } else {
-            refused += 1;
-            std::hint::spin_loop();
-        }
-    }
-    let elapsed = now_ns() - started;
+    let mut published = flood(a, barrier, |seq| {
+        u64::from(send(&publisher, Msg64::new(a.index, seq)) > 0)
+    });
     if blocking {
+        // The refusals iceoryx2's own send retried count as attempts too.
         let blocked = BLOCKED.load(Ordering::Relaxed);
-        attempts += blocked;
-        refused += blocked;
+        published.attempts += blocked;
+        published.refused += blocked;
     }
-    report_publisher(a.index, elapsed, attempts, refused);
-    barrier.wait_subscribers_done(1);
+    published.report(barrier);
 }
 
-pub fn subscriber(name: &str, a: &ChildArgs, barrier: &Barrier) {
+pub fn subscriber(a: &Params, barrier: &Barrier) {
     quiet();
     let node = node();
-    let service = throughput_service(&node, name, a.publishers, a.param, false);
+    let service = throughput_service(&node, &a.name, a.publishers, a.param, false);
     let subscriber = subscriber_port(&service);
-    let total = a.messages * a.publishers as u64;
-    let mut v = Verifier::new(a.publishers as usize);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while v.received < total {
-        match subscriber.receive().unwrap() {
-            Some(sample) => v.check(sample.payload()),
+    drain(a, barrier, |verifier| {
+        match subscriber.receive().expect("iceoryx2 receive") {
+            Some(sample) => verifier.check(sample.payload()),
             None => std::hint::spin_loop(),
         }
-    }
-    let elapsed = now_ns() - started;
-    v.finish(a.publishers as u64, a.messages);
-    report_subscriber(a.index, elapsed, v.received);
-    barrier.subscriber_done();
+    });
 }
 
 /// Open loop on the lossless throughput service: a sample that reached no subscriber
 /// (its buffer full) is refused and sent again with a new loan and a new stamp.
-pub fn ol_publisher(name: &str, a: &ChildArgs, barrier: &Barrier) {
+pub fn ol_publisher(a: &Params, barrier: &Barrier) {
     quiet();
     let node = node();
-    let service = throughput_service(&node, name, 1, a.param, false);
+    let service = throughput_service(&node, &a.name, 1, a.param, false);
     let publisher = publisher_port(&service);
     openloop_publish(a, barrier, |m| send(&publisher, *m) > 0);
 }
 
-pub fn ol_subscriber(name: &str, a: &ChildArgs, barrier: &Barrier) {
+pub fn ol_subscriber(a: &Params, barrier: &Barrier) {
     quiet();
     let node = node();
-    let service = throughput_service(&node, name, 1, a.param, false);
+    let service = throughput_service(&node, &a.name, 1, a.param, false);
     let subscriber = subscriber_port(&service);
-    openloop_subscribe(a, barrier, |r| match subscriber.receive().unwrap() {
+    openloop_subscribe(a, barrier, |r| match subscriber.receive().expect("iceoryx2 receive") {
         Some(sample) => r.receive(sample.payload()),
         None => std::hint::spin_loop(),
     });
 }
 
-pub fn pinger(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let ping = latency_service(&node, &format!("{name}/ping"), false);
-    let pong = latency_service(&node, &format!("{name}/pong"), false);
-    let publisher = publisher_port(&ping);
-    let subscriber = subscriber_port(&pong);
-    barrier.arrive_and_wait();
-    let samples = ping_loop(a.messages, |seq| {
-        while send(&publisher, Msg64::new(0, seq)) == 0 {
-            std::hint::spin_loop();
-        }
-        loop {
-            if let Some(sample) = subscriber.receive().unwrap() {
-                break *sample.payload();
-            }
-        }
-    });
-    report_pings(&samples);
+/// The ping and the pong service of run `name`.
+fn ping_pong(node: &Node<ipc::Service>, name: &str) -> (Factory, Factory) {
+    (
+        latency_service(node, &format!("{name}/ping"), false),
+        latency_service(node, &format!("{name}/pong"), false),
+    )
 }
 
-pub fn ponger(name: &str, a: &ChildArgs, barrier: &Barrier) {
+pub fn pinger(a: &Params, barrier: &Barrier) {
     quiet();
     let node = node();
-    let ping = latency_service(&node, &format!("{name}/ping"), false);
-    let pong = latency_service(&node, &format!("{name}/pong"), false);
+    let (ping, pong) = ping_pong(&node, &a.name);
+    let publisher = publisher_port(&ping);
+    let subscriber = subscriber_port(&pong);
+    ping_loop(a.messages, barrier, |seq| {
+        send_until_delivered(&publisher, Msg64::new(0, seq));
+        receive(&subscriber)
+    });
+}
+
+pub fn ponger(a: &Params, barrier: &Barrier) {
+    quiet();
+    let node = node();
+    let (ping, pong) = ping_pong(&node, &a.name);
     let publisher = publisher_port(&pong);
     let subscriber = subscriber_port(&ping);
-    barrier.arrive_and_wait();
-    for _ in 0..a.messages + PING_WARMUP {
-        let message = loop {
-            if let Some(sample) = subscriber.receive().unwrap() {
-                break *sample.payload();
-            }
-        };
-        while send(&publisher, message) == 0 {
-            std::hint::spin_loop();
-        }
-    }
-    barrier.subscriber_done();
+    pong_loop(a.messages, barrier, || {
+        send_until_delivered(&publisher, receive(&subscriber))
+    });
 }
 
 /// Removes, on drop (also when a run panics), the iceoryx2 objects this invocation left:

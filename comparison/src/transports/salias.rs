@@ -2,113 +2,97 @@
 //! `send`/`recv` and busy-spinning subscribers; the open-loop roles.
 
 use salias::{BusySpin, Channel, Error, Fifo, Mpsc};
+use support::barrier::Barrier;
 
 use crate::message::Msg64;
 use crate::openloop::{openloop_publish, openloop_subscribe};
-use crate::pingpong::{PING_WARMUP, ping_loop, report_pings};
-use crate::platform::now_ns;
-use crate::roles::{ChildArgs, report_publisher, report_subscriber};
-use crate::shm::Barrier;
-use crate::throughput::{BATCH, POLL_LIMIT};
-use crate::verification::Verifier;
+use crate::pingpong::{ping_loop, pong_loop};
+use crate::roles::Params;
+use crate::throughput::{POLL_LIMIT, drain, flood};
 
-pub fn publisher(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    let channel = Channel::<Msg64, Fifo, Mpsc>::connect(name).unwrap();
-    let mut publisher = channel.publisher().unwrap();
-    let batch_len = if a.variant == "offer" { 1 } else { BATCH };
-    let mut batch = vec![Msg64::new(a.index, 0); batch_len];
-    let (mut attempts, mut refused, mut seq) = (0u64, 0u64, 0u64);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while seq < a.messages {
-        attempts += 1;
-        if batch_len > 1 {
-            let count = (a.messages - seq).min(batch_len as u64) as usize;
+type FifoMpsc = Channel<Msg64, Fifo, Mpsc>;
+
+fn connect(name: &str) -> FifoMpsc {
+    FifoMpsc::connect(name).unwrap_or_else(|e| panic!("connect to salias channel {name}: {e}"))
+}
+
+/// Whether an offer went in; back pressure is a refusal, any other error a failure.
+#[inline(always)]
+fn accepted<T>(offered: Result<T, Error>) -> Option<T> {
+    match offered {
+        Ok(taken) => Some(taken),
+        Err(Error::Backpressured) => None,
+        Err(e) => panic!("salias offer failed: {e}"),
+    }
+}
+
+pub fn publisher(a: &Params, barrier: &Barrier) {
+    let channel = connect(&a.name);
+    let mut publisher = channel.publisher().expect("a publisher slot");
+    let mut batch = vec![Msg64::new(a.index, 0); a.batch];
+    let published = if a.batch > 1 {
+        flood(a, barrier, |seq| {
+            let count = (a.messages - seq).min(a.batch as u64) as usize;
             for (i, message) in batch[..count].iter_mut().enumerate() {
                 *message = Msg64::new(a.index, seq + i as u64);
             }
-            match publisher.offer_batch(&batch[..count]) {
-                Ok(n) => seq += n as u64,
-                Err(Error::Backpressured) => {
-                    refused += 1;
-                    std::hint::spin_loop()
-                }
-                Err(e) => panic!("{e}"),
-            }
-        } else {
-            match publisher.offer(&Msg64::new(a.index, seq)) {
-                Ok(()) => seq += 1,
-                Err(Error::Backpressured) => {
-                    refused += 1;
-                    std::hint::spin_loop()
-                }
-                Err(e) => panic!("{e}"),
-            }
-        }
-    }
-    let elapsed = now_ns() - started;
-    report_publisher(a.index, elapsed, attempts, refused);
-    barrier.wait_subscribers_done(1);
+            accepted(publisher.offer_batch(&batch[..count])).map_or(0, |n| n as u64)
+        })
+    } else {
+        flood(a, barrier, |seq| {
+            accepted(publisher.offer(&Msg64::new(a.index, seq))).map_or(0, |()| 1)
+        })
+    };
+    published.report(barrier);
 }
 
-pub fn subscriber(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    let channel = Channel::<Msg64, Fifo, Mpsc>::connect(name).unwrap();
-    let mut subscriber = channel.subscriber().unwrap();
-    let total = a.messages * a.publishers as u64;
-    let mut v = Verifier::new(a.publishers as usize);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while v.received < total {
-        subscriber.poll(POLL_LIMIT, |_, m| v.check(m)).unwrap();
-    }
-    let elapsed = now_ns() - started;
-    v.finish(a.publishers as u64, a.messages);
-    report_subscriber(a.index, elapsed, v.received);
-    barrier.subscriber_done();
-}
-
-pub fn pinger(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    let ping = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-ping")).unwrap();
-    let pong = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-pong")).unwrap();
-    let mut outbound = ping.publisher().unwrap();
-    let mut inbound = pong.subscriber().unwrap();
-    inbound.set_wait_strategy(BusySpin);
-    barrier.arrive_and_wait();
-    let samples = ping_loop(a.messages, |seq| {
-        outbound.send(&Msg64::new(0, seq)).unwrap();
-        *inbound.recv().unwrap()
-    });
-    report_pings(&samples);
-}
-
-pub fn ponger(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    let ping = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-ping")).unwrap();
-    let pong = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-pong")).unwrap();
-    let mut inbound = ping.subscriber().unwrap();
-    inbound.set_wait_strategy(BusySpin);
-    let mut outbound = pong.publisher().unwrap();
-    barrier.arrive_and_wait();
-    for _ in 0..a.messages + PING_WARMUP {
-        let message = *inbound.recv().unwrap();
-        outbound.send(&message).unwrap();
-    }
-    barrier.subscriber_done();
-}
-
-pub fn ol_publisher(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    let channel = Channel::<Msg64, Fifo, Mpsc>::connect(name).unwrap();
-    let mut publisher = channel.publisher().unwrap();
-    openloop_publish(a, barrier, |m| match publisher.offer(m) {
-        Ok(()) => true,
-        Err(Error::Backpressured) => false,
-        Err(e) => panic!("{e}"),
+pub fn subscriber(a: &Params, barrier: &Barrier) {
+    let channel = connect(&a.name);
+    let mut subscriber = channel.subscriber().expect("the subscriber slot");
+    drain(a, barrier, |verifier| {
+        subscriber
+            .poll(POLL_LIMIT, |_, m| verifier.check(m))
+            .expect("salias poll");
     });
 }
 
-pub fn ol_subscriber(name: &str, a: &ChildArgs, barrier: &Barrier) {
-    let channel = Channel::<Msg64, Fifo, Mpsc>::connect(name).unwrap();
-    let mut subscriber = channel.subscriber().unwrap();
+/// The ping channel `<name>-ping` and the pong channel `<name>-pong`.
+fn ping_pong(name: &str) -> (FifoMpsc, FifoMpsc) {
+    (connect(&format!("{name}-ping")), connect(&format!("{name}-pong")))
+}
+
+pub fn pinger(a: &Params, barrier: &Barrier) {
+    let (ping, pong) = ping_pong(&a.name);
+    let mut outbound = ping.publisher().expect("a publisher slot");
+    let mut inbound = pong.subscriber().expect("the subscriber slot");
+    inbound.set_wait_strategy(BusySpin);
+    ping_loop(a.messages, barrier, |seq| {
+        outbound.send(&Msg64::new(0, seq)).expect("salias send");
+        *inbound.recv().expect("salias recv")
+    });
+}
+
+pub fn ponger(a: &Params, barrier: &Barrier) {
+    let (ping, pong) = ping_pong(&a.name);
+    let mut inbound = ping.subscriber().expect("the subscriber slot");
+    inbound.set_wait_strategy(BusySpin);
+    let mut outbound = pong.publisher().expect("a publisher slot");
+    pong_loop(a.messages, barrier, || {
+        let message = *inbound.recv().expect("salias recv");
+        outbound.send(&message).expect("salias send");
+    });
+}
+
+pub fn ol_publisher(a: &Params, barrier: &Barrier) {
+    let channel = connect(&a.name);
+    let mut publisher = channel.publisher().expect("a publisher slot");
+    openloop_publish(a, barrier, |m| accepted(publisher.offer(m)).is_some());
+}
+
+pub fn ol_subscriber(a: &Params, barrier: &Barrier) {
+    let channel = connect(&a.name);
+    let mut subscriber = channel.subscriber().expect("the subscriber slot");
     openloop_subscribe(a, barrier, |r| {
-        subscriber.poll(POLL_LIMIT, |_, m| r.receive(m)).unwrap();
+        subscriber.poll(POLL_LIMIT, |_, m| r.receive(m)).expect("salias poll");
     });
 }
