@@ -126,3 +126,58 @@ fn by_mode<T>(cli: &Cli, full: T, quick: T, smoke: T) -> T {
         full
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Plan {
+        Plan::new(&Cli::try_parse_from(std::iter::once("salias-comparison").chain(args.iter().copied())).unwrap())
+    }
+
+    #[test]
+    fn the_full_run_adds_the_large_salias_ring() {
+        let full = plan(&[]);
+        assert_eq!((full.rounds, full.messages, full.pings), (5, 10_000_000, 200_000));
+        assert!(
+            full.setups
+                .iter()
+                .any(|s| s.system == System::Salias && s.param == AERON_TERM_BYTES)
+        );
+        let quick = plan(&["--quick"]);
+        assert_eq!((quick.rounds, quick.messages, quick.pings), (3, 2_000_000, 100_000));
+        assert!(
+            !quick
+                .setups
+                .iter()
+                .any(|s| s.system == System::Salias && s.param == AERON_TERM_BYTES)
+        );
+    }
+
+    #[test]
+    fn smoke_is_small_and_runs_every_part_and_system() {
+        let smoke = plan(&["--smoke"]);
+        assert_eq!((smoke.rounds, smoke.loads.as_slice()), (1, &[0.1][..]));
+        assert!(smoke.throughput && smoke.latency && smoke.openloop && smoke.aeron);
+        assert_eq!(smoke.latency_systems.len(), 4);
+        assert_eq!(smoke.openloop_systems.len(), 3);
+        assert_eq!(plan(&["--smoke", "--rounds", "2"]).rounds, 2, "explicit flags win");
+    }
+
+    #[test]
+    fn systems_and_parts_restrict_what_runs() {
+        let floors = plan(&["--systems", "floor"]);
+        assert!(floors.setups.iter().all(|s| s.system == System::SpscFloor));
+        assert_eq!(floors.latency_systems, [System::Floor]);
+        assert!(floors.openloop_systems.is_empty() && !floors.aeron);
+        let no_aeron = plan(&["--no-aeron", "--only", "latency"]);
+        assert!(!no_aeron.aeron && !no_aeron.latency_systems.contains(&System::Aeron));
+        assert!(no_aeron.latency && !no_aeron.throughput && !no_aeron.openloop);
+        assert_eq!(
+            plan(&["--salias-ring", "65536"]).ice_buffer,
+            1024,
+            "ring / 64 by default"
+        );
+    }
+}

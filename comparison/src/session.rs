@@ -16,6 +16,7 @@ use crate::platform::catch_interrupt;
 use crate::report::summary::{self, OpenLoopLevels, Results};
 use crate::report::{header, records};
 use crate::resources::Ctx;
+use crate::roles::system_name;
 use crate::throughput::{Run, throughput_run};
 use crate::transports::aeron::start_aeron_driver;
 use crate::transports::iceoryx2::ShmTidy;
@@ -166,7 +167,7 @@ fn openloop(plan: &Plan, ctx: &mut Ctx, out: &mut Output, started: Instant) -> R
                 eprintln!(
                     "  open loop {load:>5} M/s round {}/{rounds} {:<9} total p50 {:>9} p99 {:>9} p99.9 {:>10} ns, sent at {:.2} M/s{}",
                     round + 1,
-                    crate::roles::system_name(system),
+                    system_name(system),
                     r.total.p50(),
                     r.total.get("p99").unwrap_or(0),
                     r.total.get("p99.9").unwrap_or(0),

@@ -98,3 +98,56 @@ pub fn openloop(
         total_ns: r.total,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> Run {
+        Run {
+            published_per_s: 2e6,
+            delivered_per_s: 1e6,
+            refused: 0.5,
+            placement: "S0@1 P0@0".into(),
+        }
+    }
+
+    #[test]
+    fn a_throughput_line_names_its_setup_in_fields() {
+        let setup = Setup::new(System::Salias, Api::OfferBatch, 2, 1000, 1 << 20);
+        let line = throughput_line(&setup, 3, &run());
+        assert_eq!(line["bench"], "throughput");
+        assert_eq!(line["system"], "salias");
+        assert_eq!(line["kind"], "FifoMpsc");
+        assert_eq!(line["api"], "offer_batch");
+        assert_eq!(line["batch"], 16);
+        assert_eq!(line["ring_bytes"], 1 << 20);
+        assert_eq!(line["buffer_messages"], Value::Null);
+        assert_eq!(line["busy_processes"], 3);
+        assert_eq!(line["delivered_bytes_per_s"], 64e6);
+        let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys[..4], ["bench", "system", "round", "label"], "the struct's order");
+    }
+
+    #[test]
+    fn iceoryx2s_blocking_send_keeps_its_own_api() {
+        let blocking = Setup::new(System::Iceoryx2, Api::LoanUninitBlock, 1, 1000, 16384);
+        let line = throughput_line(&blocking, 0, &run());
+        assert_eq!(line["api"], "loan_uninit_block");
+        assert_eq!(line["kind"], "ipc::Service");
+        assert_eq!(line["buffer_messages"], 16384);
+        assert_eq!(line["ring_bytes"], Value::Null);
+        let retrying = Setup::new(System::Iceoryx2, Api::LoanUninit, 1, 1000, 16384);
+        assert_eq!(throughput_line(&retrying, 0, &run())["api"], "loan_uninit");
+    }
+
+    #[test]
+    fn the_spsc_floor_has_no_kind() {
+        let setup = Setup::new(System::SpscFloor, Api::Batch, 1, 1000, 1 << 20);
+        let line = throughput_line(&setup, 0, &run());
+        assert_eq!(
+            (line["kind"].clone(), line["api"].clone()),
+            (Value::Null, "batch".into())
+        );
+    }
+}

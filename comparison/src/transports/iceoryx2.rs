@@ -3,6 +3,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use iceoryx2::port::publisher::Publisher;
+use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::prelude::*;
+use iceoryx2::service::port_factory::publish_subscribe::PortFactory;
 use support::barrier::Barrier;
 
 use crate::message::Msg64;
@@ -10,11 +14,6 @@ use crate::openloop::{openloop_publish, openloop_subscribe};
 use crate::pingpong::{ping_loop, pong_loop};
 use crate::roles::Params;
 use crate::throughput::{Api, drain, flood};
-
-use iceoryx2::port::publisher::Publisher;
-use iceoryx2::port::subscriber::Subscriber;
-use iceoryx2::prelude::*;
-use iceoryx2::service::port_factory::publish_subscribe::PortFactory;
 
 pub type Factory = PortFactory<ipc::Service, Msg64, ()>;
 
