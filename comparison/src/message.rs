@@ -25,13 +25,15 @@ impl Msg64 {
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `repr(C)`, 64 bytes of u64s without padding.
+        // SAFETY: `self` is MESSAGE_BYTES = 64 bytes (asserted below) of `repr(C)` u64s
+        // without padding, so every byte is initialised; the slice borrows `self`.
         unsafe { std::slice::from_raw_parts(self as *const Msg64 as *const u8, 64) }
     }
 
     pub fn read_from(bytes: &[u8]) -> Msg64 {
         assert_eq!(bytes.len(), 64, "message length");
-        // SAFETY: 64 readable bytes; every bit pattern is a valid Msg64.
+        // SAFETY: `bytes` holds 64 readable bytes (asserted above); the read is unaligned-safe
+        // and every bit pattern is a valid Msg64 (plain u64s).
         unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const Msg64) }
     }
 }

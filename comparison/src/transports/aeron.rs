@@ -88,7 +88,8 @@ pub fn publish(
         if position >= 0 {
             let data = claim.data();
             debug_assert_eq!(data.len(), 64);
-            // SAFETY: the claim holds 64 writable bytes in the term buffer.
+            // SAFETY: try_claim_raw(64) succeeded, so the claim's data is 64 writable bytes of
+            // the term buffer, this publication's alone until `commit`; the write is unaligned.
             unsafe { std::ptr::write_unaligned(data.as_mut_ptr() as *mut Msg64, *message) };
             claim.commit().unwrap();
         }
