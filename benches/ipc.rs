@@ -25,9 +25,10 @@ use std::time::Instant;
 use salias::{
     BusySpin, Bytes, Channel, Config, Error, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, SaliasMessage, Topology,
 };
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: the default message size.
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Msg64 {
     producer: u64,

@@ -11,9 +11,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use salias::{BusySpin, Config, Error, FifoMpsc, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: one cache line.
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Stamp {
     seq: u64,

@@ -9,7 +9,8 @@ use std::fmt;
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-role-{}", std::process::id());
@@ -71,7 +72,8 @@ pub enum NameProblem {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-trust-problem-{}", std::process::id());
@@ -112,7 +114,8 @@ pub enum TrustProblem {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-error-{}", std::process::id());

@@ -6,8 +6,9 @@
 //!
 //! ```
 //! use salias::{Config, FifoMpsc, SaliasMessage};
+//! use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 //!
-//! #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+//! #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 //! #[repr(C)]
 //! struct Quote {
 //!     instrument: u64,
@@ -135,8 +136,8 @@ pub use channel::{
     RawOrderedMpsc, Reaped, remove, remove_stale,
 };
 pub use config::{
-    Config, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS,
-    validate_name,
+    AnyChannel, ChannelSettings, Config, Creates, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN,
+    MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawChannel, validate_name,
 };
 pub use error::{Error, NameProblem, Result, Role, TrustProblem};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
@@ -147,8 +148,9 @@ pub use publisher::{Claim, ClaimBytes, Publisher};
 ///
 /// ```
 /// use salias::{Message, SaliasMessage};
+/// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 ///
-/// #[derive(SaliasMessage, Clone, Copy)]
+/// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 /// #[repr(C)]
 /// #[salias(name = "Quote", version = 2)] // what every process must agree on
 /// struct Quote {
@@ -166,30 +168,19 @@ pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;
 pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 
-/// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to
-/// use it as a field inside a salias message.
+/// zerocopy, re-exported: a message type derives its `FromBytes`, `IntoBytes`, `Immutable`
+/// and `KnownLayout` (see [`Message`]), and so does a type used as a field inside one.
+/// Its derives name `::zerocopy`, so depend on it directly (`zerocopy = { version = "0.8",
+/// features = ["derive"] }`), or point them here with `#[zerocopy(crate = "salias::zerocopy")]`.
 pub use zerocopy;
 
 /// Items the derive macro expands to (always), and the test hooks of the `testing`
 /// feature; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::message::FieldLayout;
+    pub use crate::message::{DerivedMessage, FieldLayout, PlainData, assert_plain_data};
     #[cfg(feature = "testing")]
     pub use crate::wire::layout::RawOffsets;
-    pub use bytemuck;
-    pub use zerocopy;
-
-    /// Implemented for every type that may be a field of a derived message.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a field of a salias message",
-        label = "this field's type is not plain data",
-        note = "message fields must be plain data: integers, floats, arrays of them, or types deriving zerocopy's `FromBytes`, `IntoBytes` and `Immutable` (re-exported as `salias::zerocopy`)"
-    )]
-    pub trait MessageField {}
-    impl<F: zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable> MessageField for F {}
-
-    pub const fn assert_field<F: MessageField + ?Sized>() {}
 
     /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
     #[cfg(feature = "testing")]
@@ -204,5 +195,4 @@ pub mod __private {
         let names = crate::platform::ObjectNames::of(name);
         [names.control, names.rings]
     }
-    pub const fn assert_pod<F: bytemuck::Pod>() {}
 }

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use salias::{Config, Error, FifoFanout, FifoMpsc, MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawFifoMpsc, SaliasMessage};
 use support::{arg, report, role, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Tick {
     value: u64,

@@ -5,8 +5,9 @@ mod support;
 
 use salias::{Bytes, Config, Error, FifoMpsc, HugePages, NameProblem, RawFifoMpsc, Role, SaliasMessage};
 use support::unique_name;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Quote {
     instrument: u64,
@@ -14,7 +15,7 @@ struct Quote {
     ask: f64,
 }
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Trade {
     instrument: u64,
@@ -24,7 +25,7 @@ struct Trade {
 
 /// A type with the same layout as `Quote` but a different name: the fingerprint tells
 /// them apart.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 #[salias(version = 2)]
 struct QuoteV2 {
@@ -37,7 +38,7 @@ fn create_err(config: Config) -> Error {
     FifoMpsc::<Quote>::create(&config).expect_err("the config must be refused")
 }
 
-fn raw_create_err(config: Config) -> Error {
+fn raw_create_err<C: salias::Creates<salias::Bytes>>(config: Config<C>) -> Error {
     RawFifoMpsc::create(&config).expect_err("the config must be refused")
 }
 

@@ -12,6 +12,7 @@ use salias::{
     Channel, Config, Error, Fanout, FifoFanout, FifoMpsc, Mode, Ordered, RawFifoMpsc, SaliasMessage, Topology,
 };
 use support::{HOLDER_ROLE, HeldNumber, role, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 struct Counting;
 
@@ -46,7 +47,7 @@ fn allocations_during(work: impl FnOnce()) -> u64 {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,

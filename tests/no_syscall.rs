@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedFanout, RawFifoMpsc, SaliasMessage};
 use support::{HOLDER_ROLE, HeldNumber, role, strace_marker, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use salias::{Adaptive, Config, Error, FifoFanout, SaliasMessage};
 use support::{role, strace_marker, traced_section, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,

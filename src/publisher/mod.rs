@@ -39,7 +39,8 @@ use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-publisher-type-{}", std::process::id());

@@ -15,7 +15,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-offer-{}", std::process::id());
@@ -39,10 +40,11 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
             1,
             |_| size_of::<T>(),
             |_, payload| {
-                // SAFETY: the payload area is `size_of::<T>()` bytes, aligned for `T`
-                // (frames are aligned to at least `align_of::<T>()`), and `T` has no
-                // padding, so every byte copied is initialised.
-                unsafe { frame::write_payload::<T, M>((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
+                // `as_bytes` (zerocopy's `IntoBytes`: no padding) views the message as its
+                // `size_of::<T>()` initialised bytes.
+                let bytes = message.as_bytes();
+                // SAFETY: the payload area is `size_of::<T>()` = `bytes.len()` bytes.
+                unsafe { frame::write_payload::<T, M>(bytes.as_ptr(), payload, bytes.len()) }
             },
         )
     }
@@ -54,7 +56,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-offer-batch-{}", std::process::id());
@@ -78,10 +81,9 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
             count,
             |_| size_of::<T>(),
             |i, payload| {
+                let bytes = messages[i].as_bytes();
                 // SAFETY: as in `offer`, for message `i` of the batch.
-                unsafe {
-                    std::ptr::copy_nonoverlapping((&messages[i] as *const T).cast::<u8>(), payload, size_of::<T>())
-                }
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
             },
         )?;
         Ok(count)
@@ -94,7 +96,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-claim-{}", std::process::id());
@@ -120,7 +123,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-send-{}", std::process::id());
@@ -138,7 +142,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-send-timeout-{}", std::process::id());
@@ -161,7 +166,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-claim-type-{}", std::process::id());
@@ -192,15 +198,19 @@ impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
 impl<T: Message, M: Mode, K: Topology> Deref for Claim<'_, T, M, K> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: the payload area is reserved for us, aligned for `T`, `size_of::<T>()`
-        // bytes of initialised memory, and `T` accepts any bit pattern (`Message`).
+        // SAFETY: the payload area is reserved for us, aligned for `T` (frames are aligned
+        // to at least `align_of::<T>()`), `size_of::<T>()` bytes of initialised memory, and
+        // `T: FromBytes` (a `Message` supertrait) accepts any bit pattern. A raw cast, not
+        // zerocopy's `ref_from_bytes`: that would check at run time what is known here.
         unsafe { &*self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
     }
 }
 
 impl<T: Message, M: Mode, K: Topology> DerefMut for Claim<'_, T, M, K> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit.
+        // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit,
+        // and `T: IntoBytes` means whatever is written through it leaves no uninitialised
+        // bytes in the frame.
         unsafe { &mut *self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
     }
 }

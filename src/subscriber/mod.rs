@@ -61,7 +61,8 @@ struct Next {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-gaps-{}", std::process::id());
@@ -89,7 +90,8 @@ pub struct Gaps {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-subscriber-type-{}", std::process::id());

@@ -74,7 +74,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-try-recv-{}", std::process::id());
@@ -102,7 +103,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-recv-timeout-{}", std::process::id());
@@ -125,7 +127,8 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-poll-{}", std::process::id());
@@ -147,8 +150,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         while count < max {
             let Some(next) = self.find()? else { break };
             // SAFETY: the payload is a committed, validated frame of exactly
-            // `size_of::<T>()` bytes, aligned for `T`; `T` accepts any bit pattern; peers
-            // do not write it before we release it (crate docs, "What a borrowed message
+            // `size_of::<T>()` bytes, aligned for `T`; `T: FromBytes + Immutable`
+            // (`Message` supertraits) accepts any bit pattern; peers do not write it
+            // before we release it (crate docs, "What a borrowed message
             // assumes about peers").
             handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
             self.advance(next);

@@ -51,6 +51,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use matching_engine::{Engine, EventMsg, OrderMsg, WireHash, gateway_requests, pipeline_engine_config};
 use salias::{Adaptive, Config, Error, FifoFanout, FifoMpsc, OrderedMpsc, SaliasMessage, WaitStrategy};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 // ---------------------------------------------------------------------------------------
 // Clock and placement
@@ -736,7 +737,7 @@ fn run_subscriber(rx: &mut impl EventRx, p: &Params, t0: u64, mut record: Option
 // salias transports and the cross-process run
 
 /// Start and end of a run, on a control channel (the data channels carry only data).
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Control {
     kind: u64,
