@@ -5,7 +5,7 @@ mod support;
 
 use salias::{
     Bytes, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, Mode, Mpsc, Ordered, OrderedFanout, OrderedMpsc,
-    RawFifoFanout, RawFifoMpsc, RawOrderedFanout, RawOrderedMpsc, SaliasMessage, Topology,
+    PublishError, RawFifoFanout, RawFifoMpsc, RawOrderedFanout, RawOrderedMpsc, SaliasMessage, Topology,
 };
 use support::unique_name;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -111,7 +111,7 @@ fn leaving_fanout_subscriber_stops_holding_publishers_back() {
     }
     // The reader drains everything, but the idle subscriber still holds the ring full.
     assert_eq!(reader.poll(usize::MAX, |_, _| {}).unwrap(), sent);
-    assert_eq!(publisher.offer(&tick), Err(Error::Backpressured));
+    assert_eq!(publisher.offer(&tick), Err(PublishError::Backpressured));
     drop(idle);
     assert_eq!(publisher.offer(&tick), Ok(()));
     assert_eq!(reader.poll(usize::MAX, |_, _| {}).unwrap(), 1);

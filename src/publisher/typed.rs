@@ -5,13 +5,14 @@ use std::time::Duration;
 
 use super::Publisher;
 use crate::error::Result;
+use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Message;
 use crate::wire::frame::{self, Frame};
 
 impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Copies `message` into the ring and publishes it. Returns
-    /// [`Error::Backpressured`](crate::Error::Backpressured) (and writes nothing) when the ring has no room.
+    /// [`PublishError::Backpressured`] (and writes nothing) when the ring has no room.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
@@ -27,15 +28,15 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// loop {
     ///     match publisher.offer(&Tick { seq }) {
     ///         Ok(()) => seq += 1,
-    ///         Err(salias::Error::Backpressured) => break, // full: retry later, or `send`
-    ///         Err(other) => return Err(other),
+    ///         Err(salias::PublishError::Backpressured) => break, // full: retry later, or `send`
+    ///         Err(other) => return Err(other.into()),
     ///     }
     /// }
     /// assert!(seq > 0 && publisher.backpressured() == 1);
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn offer(&mut self, message: &T) -> Result<()> {
+    pub fn offer(&mut self, message: &T) -> Result<(), PublishError> {
         self.publish(
             1,
             |_| size_of::<T>(),
@@ -51,7 +52,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// Publishes as many of `messages` as fit, in order, with one reservation, one
     /// progress update and (Ordered) one `fetch_add` for the whole batch. Returns how many
-    /// were published; the rest were not written. Returns [`Error::Backpressured`](crate::Error::Backpressured) only if
+    /// were published; the rest were not written. Returns [`PublishError::Backpressured`] only if
     /// none fit.
     ///
     /// ```
@@ -69,7 +70,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// assert_eq!(subscriber.poll(100, |_, _| {})?, 16);
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize> {
+    pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize, PublishError> {
         if messages.is_empty() {
             return Ok(0);
         }
@@ -109,7 +110,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// assert_eq!(channel.subscriber()?.try_recv()?.map(|t| t.seq), Some(42));
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn claim(&mut self) -> Result<Claim<'_, T, M, K>> {
+    pub fn claim(&mut self) -> Result<Claim<'_, T, M, K>, PublishError> {
         let len = size_of::<T>();
         let pos = self.reserve(Frame::<T, M>::len(len) as u64)?;
         Ok(Claim {
@@ -134,11 +135,11 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// publisher.send(&Tick { seq: 1 })?;
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn send(&mut self, message: &T) -> Result<()> {
+    pub fn send(&mut self, message: &T) -> Result<(), PublishError> {
         self.block(None, |p| p.offer(message))
     }
 
-    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`](crate::Error::TimedOut) after `timeout`.
+    /// Like [`send`](Self::send), giving up with [`PublishError::TimedOut`] after `timeout`.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
@@ -153,10 +154,10 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// while publisher.offer(&Tick { seq: 0 }).is_ok() {}
     /// // Nobody reads, so no room comes.
     /// let full = publisher.send_timeout(&Tick { seq: 0 }, Duration::from_millis(1));
-    /// assert_eq!(full, Err(salias::Error::TimedOut));
+    /// assert_eq!(full, Err(salias::PublishError::TimedOut));
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn send_timeout(&mut self, message: &T, timeout: Duration) -> Result<()> {
+    pub fn send_timeout(&mut self, message: &T, timeout: Duration) -> Result<(), PublishError> {
         self.block(Some(timeout), |p| p.offer(message))
     }
 }

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::error::{Result, Role};
+use crate::error::{Error, Result, Role};
+use crate::handle_error::FaultRecord;
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol::{self};
@@ -132,6 +133,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
     health: &'static AtomicU32,
+    /// The full error behind the last broken-channel failure returned.
+    fault: FaultRecord,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -175,6 +178,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             resume,
             strategy: Some(Box::new(Adaptive::default())),
             health: shared.health(),
+            fault: FaultRecord::default(),
             _marker: KindMarker::default(),
             shared,
         };
@@ -244,6 +248,17 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Messages this handle has received.
     pub fn received(&self) -> u64 {
         self.received
+    }
+
+    /// The full error behind the last [`ReceiveError::Corrupt`], [`Truncated`] or
+    /// [`Inherited`] this subscriber returned: what was found, and where. Built only when
+    /// such a failure happens; `None` if none has.
+    ///
+    /// [`ReceiveError::Corrupt`]: crate::ReceiveError::Corrupt
+    /// [`Truncated`]: crate::ReceiveError::Truncated
+    /// [`Inherited`]: crate::ReceiveError::Inherited
+    pub fn fault(&self) -> Option<Error> {
+        self.fault.get()
     }
 
     /// Replaces the strategy blocking receives wait with (default [`Adaptive`]).

@@ -196,7 +196,7 @@ pub fn send_batch<M: salias::Mode, K: salias::Topology>(
     while sent < batch.len() {
         match publisher.offer_batch(&batch[sent..]) {
             Ok(n) => sent += n,
-            Err(salias::Error::Backpressured) => std::thread::yield_now(),
+            Err(salias::PublishError::Backpressured) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }

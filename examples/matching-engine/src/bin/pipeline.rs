@@ -50,7 +50,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use matching_engine::{Engine, EventMsg, OrderMsg, WireHash, gateway_requests, pipeline_engine_config};
-use salias::{Adaptive, Config, Error, FifoFanout, FifoMpsc, OrderedMpsc, SaliasMessage, WaitStrategy};
+use salias::{
+    Adaptive, Config, FifoFanout, FifoMpsc, OrderedMpsc, PublishError, ReceiveError, SaliasMessage, WaitStrategy,
+};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 // ---------------------------------------------------------------------------------------
@@ -791,7 +793,7 @@ impl OrderTx for SaliasOrderTx {
     fn try_send(&mut self, order: &OrderMsg) -> bool {
         match self.0.offer(order) {
             Ok(()) => true,
-            Err(Error::Backpressured) => false,
+            Err(PublishError::Backpressured) => false,
             Err(e) => panic!("gateway offer: {e}"),
         }
     }
@@ -820,7 +822,7 @@ impl EventTx for SaliasEventTx {
     fn try_send(&mut self, events: &[EventMsg]) -> usize {
         match self.0.offer_batch(events) {
             Ok(n) => n,
-            Err(Error::Backpressured) => 0,
+            Err(PublishError::Backpressured) => 0,
             Err(e) => panic!("engine offer: {e}"),
         }
     }
@@ -847,7 +849,7 @@ impl EventRx for SaliasEventRx {
                 handle(&event);
                 1
             }
-            Err(Error::TimedOut) => 0,
+            Err(ReceiveError::TimedOut) => 0,
             Err(e) => panic!("subscriber receive: {e}"),
         }
     }
@@ -1074,7 +1076,7 @@ fn run_salias(p: &Params, run: usize) -> RunResult {
     while checked_in < children_count {
         match ready_rx.recv_timeout(Duration::from_millis(50)) {
             Ok(_) => checked_in += 1,
-            Err(Error::TimedOut) => {
+            Err(ReceiveError::TimedOut) => {
                 for child in &mut children.0 {
                     if let Ok(Some(status)) = child.try_wait() {
                         panic!("a pipeline process exited before the start: {status}");
