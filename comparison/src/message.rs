@@ -1,9 +1,10 @@
 //! The message: 64 bytes, exactly as in benches/ipc.rs.
 
 use salias::SaliasMessage;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: {producer u64, seq u64, 6 × u64 derived from seq}.
-#[derive(SaliasMessage, Clone, Copy, Debug)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug)]
 #[repr(C)]
 pub struct Msg64 {
     pub producer: u64,

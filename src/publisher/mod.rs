@@ -25,6 +25,7 @@ pub use raw::ClaimBytes;
 pub use typed::Claim;
 
 use crate::error::{Error, Result, Role};
+use crate::handle_error::{FaultRecord, PublishError};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol;
@@ -39,7 +40,8 @@ use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-publisher-type-{}", std::process::id());
@@ -75,6 +77,8 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
     health: &'static AtomicU32,
+    /// The full error behind the last broken-channel failure returned.
+    fault: FaultRecord,
     _marker: KindMarker<T, M, K>,
     _single_writer: SingleUser,
 }
@@ -123,6 +127,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             health: shared.health(),
             shared,
             strategy: Some(Box::new(Adaptive::default())),
+            fault: FaultRecord::default(),
             _marker: KindMarker::default(),
             _single_writer: SingleUser::default(),
         };
@@ -134,7 +139,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         publisher.published = progress.published.load(Ordering::Relaxed);
         publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
         // On failure `publisher` drops, which frees the slot.
-        publisher.refresh_limit()?;
+        if let Err(small) = publisher.refresh_limit() {
+            return Err(publisher.fault.full(small));
+        }
         Ok(publisher)
     }
 
@@ -153,23 +160,37 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         self.backpressured
     }
 
+    /// The full error behind the last [`PublishError::Corrupt`], [`Truncated`] or
+    /// [`Inherited`] this publisher returned: what was found, and where. Built only when
+    /// such a failure happens; `None` if none has.
+    ///
+    /// [`Truncated`]: PublishError::Truncated
+    /// [`Inherited`]: PublishError::Inherited
+    pub fn fault(&self) -> Option<Error> {
+        self.fault.get()
+    }
+
     /// Replaces the strategy blocking sends wait with (default [`Adaptive`]).
     pub fn set_wait_strategy(&mut self, strategy: impl WaitStrategy + 'static) {
         self.strategy = Some(Box::new(strategy));
     }
 
     /// Retries `attempt` while it is backpressured, waiting with the wait strategy.
-    fn block<R>(&mut self, timeout: Option<Duration>, mut attempt: impl FnMut(&mut Self) -> Result<R>) -> Result<R> {
+    fn block<R>(
+        &mut self,
+        timeout: Option<Duration>,
+        mut attempt: impl FnMut(&mut Self) -> Result<R, PublishError>,
+    ) -> Result<R, PublishError> {
         let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut waiter = Waiter::new(timeout);
         let outcome = loop {
             match attempt(self) {
-                Err(Error::Backpressured) => {}
+                Err(PublishError::Backpressured) => {}
                 done => break done,
             }
             // Subscribers do not wake publishers: a parked publisher naps and re-checks.
             if !waiter.wait(&mut *strategy, None, &mut || false) {
-                break Err(Error::TimedOut);
+                break Err(PublishError::TimedOut);
             }
         };
         self.strategy = Some(strategy);

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::Publisher;
 use crate::error::Result;
+use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol;
@@ -85,7 +86,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         count: usize,
         len: impl Fn(usize) -> usize,
         mut write: impl FnMut(usize, *mut u8),
-    ) -> Result<()> {
+    ) -> Result<(), PublishError> {
         let frames: u64 = (0..count).map(|i| Frame::<T, M>::len(len(i)) as u64).sum();
         let start = self.reserve(frames)?;
         let first = self.take_sequence(count as u64);

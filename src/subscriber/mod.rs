@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::error::{Result, Role};
+use crate::error::{Error, Result, Role};
+use crate::handle_error::FaultRecord;
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol::{self};
@@ -61,7 +62,8 @@ struct Next {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-gaps-{}", std::process::id());
@@ -89,7 +91,8 @@ pub struct Gaps {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-subscriber-type-{}", std::process::id());
@@ -130,6 +133,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
     health: &'static AtomicU32,
+    /// The full error behind the last broken-channel failure returned.
+    fault: FaultRecord,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -173,6 +178,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             resume,
             strategy: Some(Box::new(Adaptive::default())),
             health: shared.health(),
+            fault: FaultRecord::default(),
             _marker: KindMarker::default(),
             shared,
         };
@@ -242,6 +248,17 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Messages this handle has received.
     pub fn received(&self) -> u64 {
         self.received
+    }
+
+    /// The full error behind the last [`ReceiveError::Corrupt`], [`Truncated`] or
+    /// [`Inherited`] this subscriber returned: what was found, and where. Built only when
+    /// such a failure happens; `None` if none has.
+    ///
+    /// [`ReceiveError::Corrupt`]: crate::ReceiveError::Corrupt
+    /// [`Truncated`]: crate::ReceiveError::Truncated
+    /// [`Inherited`]: crate::ReceiveError::Inherited
+    pub fn fault(&self) -> Option<Error> {
+        self.fault.get()
     }
 
     /// Replaces the strategy blocking receives wait with (default [`Adaptive`]).

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::{Next, Subscriber};
 use crate::error::Result;
+use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head};
@@ -19,10 +20,10 @@ const MAX_SKIPS_PER_SEARCH: u32 = 4096;
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// FIFO: keep draining the current ring for up to `BURST` frames, then go round.
-    // Always inlined: returned through memory, the large `Result` cost `try_recv` a
+    // Always inlined: returned through memory, the `Result` cost `try_recv` a
     // store-forwarding stall per message (19 ns against 6 ns inlined, benches/paths.rs).
     #[inline(always)]
-    pub(super) fn find_fifo(&self) -> Result<Option<Next>> {
+    pub(super) fn find_fifo(&self) -> Result<Option<Next>, ReceiveError> {
         let current = self.current.get();
         if self.burst.get() < BURST
             && let Some(Head { len, .. }) = self.peek(current)?
@@ -59,7 +60,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// delivered last.
     // Always inlined, as `find_fifo`.
     #[inline(always)]
-    pub(super) fn find_ordered(&mut self) -> Result<Option<Next>> {
+    pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
         let (rings, current, wanted) = (self.readers.len(), self.current.get(), self.next_sequence);
         let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
             return Ok(None);
@@ -74,7 +75,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     #[inline(always)]
-    pub(super) fn find(&mut self) -> Result<Option<Next>> {
+    pub(super) fn find(&mut self) -> Result<Option<Next>, ReceiveError> {
         if M::ORDERED {
             self.find_ordered()
         } else {
@@ -92,8 +93,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 }
 
 impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, K> {
+    type Error = ReceiveError;
+
     #[inline(always)]
-    fn head(&self, ring: usize) -> Result<Option<Head>> {
+    fn head(&self, ring: usize) -> Result<Option<Head>, ReceiveError> {
         self.peek(ring)
     }
 

@@ -7,6 +7,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use salias::{Config, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// Environment variable that tells a re-executed test binary which role to play.
 pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
@@ -168,7 +169,7 @@ impl Drop for KillOnDrop {
 
 /// A 64-byte message whose every field is derived from (producer, seq), so the subscriber
 /// can check each one independently.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Sample {
     pub producer: u64,
@@ -228,7 +229,7 @@ pub fn send_batch<M: salias::Mode, K: salias::Topology>(
     while sent < batch.len() {
         match publisher.offer_batch(&batch[sent..]) {
             Ok(n) => sent += n,
-            Err(salias::Error::Backpressured) => std::thread::yield_now(),
+            Err(salias::PublishError::Backpressured) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }

@@ -1,7 +1,7 @@
 //! salias: `Channel<Msg64, Fifo, Mpsc>`, `offer` and `offer_batch`; ping-pong with
 //! `send`/`recv` and busy-spinning subscribers; the open-loop roles.
 
-use salias::{BusySpin, Channel, Error, Fifo, Mpsc};
+use salias::{BusySpin, Channel, Fifo, Mpsc, PublishError};
 use support::barrier::Barrier;
 
 use crate::message::Msg64;
@@ -18,10 +18,10 @@ fn connect(name: &str) -> FifoMpsc {
 
 /// Whether an offer went in; back pressure is a refusal, any other error a failure.
 #[inline(always)]
-fn accepted<T>(offered: Result<T, Error>) -> Option<T> {
+fn accepted<T>(offered: Result<T, PublishError>) -> Option<T> {
     match offered {
         Ok(taken) => Some(taken),
-        Err(Error::Backpressured) => None,
+        Err(PublishError::Backpressured) => None,
         Err(e) => panic!("salias offer failed: {e}"),
     }
 }

@@ -3,12 +3,13 @@
 use std::time::Duration;
 
 use matching_engine::{EventMsg, OrderMsg};
-use salias::{Error, FifoMpsc, SaliasMessage};
+use salias::{FifoMpsc, PublishError, ReceiveError, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::transport::{EventRx, EventTx, OrderRx, OrderTx};
 
 /// Start and end of a run, on a control channel (the data channels carry only data).
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 pub struct Control {
     pub kind: u64,
@@ -64,7 +65,7 @@ impl OrderTx for SaliasOrderTx {
     fn try_send(&mut self, order: &OrderMsg) -> bool {
         match self.0.offer(order) {
             Ok(()) => true,
-            Err(Error::Backpressured) => false,
+            Err(PublishError::Backpressured) => false,
             Err(e) => panic!("gateway offer: {e}"),
         }
     }
@@ -93,7 +94,7 @@ impl EventTx for SaliasEventTx {
     fn try_send(&mut self, events: &[EventMsg]) -> usize {
         match self.0.offer_batch(events) {
             Ok(n) => n,
-            Err(Error::Backpressured) => 0,
+            Err(PublishError::Backpressured) => 0,
             Err(e) => panic!("engine offer: {e}"),
         }
     }
@@ -120,7 +121,7 @@ impl EventRx for SaliasEventRx {
                 handle(&event);
                 1
             }
-            Err(Error::TimedOut) => 0,
+            Err(ReceiveError::TimedOut) => 0,
             Err(e) => panic!("subscriber receive: {e}"),
         }
     }

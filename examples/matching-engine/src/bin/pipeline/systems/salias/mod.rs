@@ -9,7 +9,7 @@ mod reports;
 use std::time::{Duration, Instant};
 
 use matching_engine::{EventMsg, OrderMsg};
-use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedMpsc};
+use salias::{Config, FifoFanout, FifoMpsc, OrderedMpsc, ReceiveError};
 use support::clock::now_ns;
 use support::role::Children;
 
@@ -74,7 +74,7 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
     while checked_in < children_count {
         match ready_rx.recv_timeout(Duration::from_millis(50)) {
             Ok(_) => checked_in += 1,
-            Err(Error::TimedOut) => {
+            Err(ReceiveError::TimedOut) => {
                 if let Err(e) = children.check_running() {
                     panic!("a pipeline process exited before the start: {e}");
                 }
