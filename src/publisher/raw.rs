@@ -74,10 +74,10 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
                 })
                 .count()
         };
-        let mut count = fitting(self.limit.saturating_sub(self.tail));
+        let mut count = fitting(self.hot.limit.saturating_sub(self.hot.tail));
         if count < messages.len() {
             self.refresh_limit()?;
-            count = fitting(self.limit.saturating_sub(self.tail));
+            count = fitting(self.hot.limit.saturating_sub(self.hot.tail));
         }
         // When none fit, publishing one reports the backpressure.
         let count = count.max(1);

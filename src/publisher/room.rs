@@ -21,13 +21,13 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     pub(super) fn refresh_limit(&mut self) -> Result<(), PublishError> {
         let shared = &*self.shared;
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
-        self.limit = protocol::write_limit(self.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
+        self.hot.limit = protocol::write_limit(self.hot.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
             |protocol::BadCursor { subscriber, cursor }| {
                 let what = format!(
                     "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
                     self.slot,
                     self.mask + 1,
-                    self.tail
+                    self.hot.tail
                 );
                 PublishError::from(self.fault.corrupt(shared, what))
             },
@@ -49,18 +49,18 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // makes. A truncation during this publish sends its frames to zero pages, and the
         // next call reports it.
         self.check_health()?;
-        let pos = self.tail;
-        if pos + frames > self.limit {
+        let pos = self.hot.tail;
+        if pos + frames > self.hot.limit {
             self.refresh_limit()?;
-            if pos + frames > self.limit {
+            if pos + frames > self.hot.limit {
                 self.reap_dead_subscribers()?;
             }
-            if pos + frames > self.limit {
-                self.backpressured = self.backpressured.wrapping_add(1);
+            if pos + frames > self.hot.limit {
+                self.hot.backpressured = self.hot.backpressured.wrapping_add(1);
                 self.progress
                     .get()
                     .backpressured
-                    .store(self.backpressured, Ordering::Relaxed);
+                    .store(self.hot.backpressured, Ordering::Relaxed);
                 return Err(PublishError::Backpressured);
             }
         }
@@ -93,9 +93,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// How many frames of `frame` bytes fit now, refreshing the limit if fewer than
     /// `wanted` do.
     pub(super) fn room_for(&mut self, frame: u64, wanted: usize) -> Result<usize, PublishError> {
-        if self.tail + frame * wanted as u64 > self.limit {
+        if self.hot.tail + frame * wanted as u64 > self.hot.limit {
             self.refresh_limit()?;
         }
-        Ok(((self.limit.saturating_sub(self.tail)) / frame).min(wanted as u64) as usize)
+        Ok(((self.hot.limit.saturating_sub(self.hot.tail)) / frame).min(wanted as u64) as usize)
     }
 }

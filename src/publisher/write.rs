@@ -60,9 +60,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         unsafe { frame::write_header::<M>(at, len, sequence) };
         // SAFETY: the same frame, header now written and payload already in place.
         unsafe { Self::commit_at(at, pos) };
-        self.tail = pos + Frame::<T, M>::len(len) as u64;
+        self.hot.tail = pos + Frame::<T, M>::len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
-        self.published = self.published.wrapping_add(1);
+        self.hot.published = self.hot.published.wrapping_add(1);
     }
 
     /// Reports progress for monitors and joining subscribers, and wakes sleeping ones.
@@ -73,8 +73,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             // Every number taken is committed: nothing pending any more.
             protocol::clear_pending(&progress.pending);
         }
-        protocol::report_tail(&progress.tail, self.tail);
-        progress.published.store(self.published, Ordering::Relaxed);
+        protocol::report_tail(&progress.tail, self.hot.tail);
+        progress.published.store(self.hot.published, Ordering::Relaxed);
         wait::wake_subscribers(self.wake.get(), self.barrier_reaches_us);
     }
 
@@ -109,8 +109,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             unsafe { Self::commit_at(self.frame_at(pos), pos) };
             pos += Frame::<T, M>::len(len(i)) as u64;
         }
-        self.tail = pos;
-        self.published = self.published.wrapping_add(count as u64);
+        self.hot.tail = pos;
+        self.hot.published = self.hot.published.wrapping_add(count as u64);
         self.publish_progress();
         Ok(())
     }

@@ -75,7 +75,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Moves past the delivered frame at the head of `ring`.
     #[inline(always)]
     pub(super) fn advance(&mut self, next: Next) {
-        self.received += 1;
+        self.hot.received += 1;
         if M::ORDERED {
             self.next_sequence = next.sequence + 1;
             self.gap_before = 0;

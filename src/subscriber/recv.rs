@@ -19,14 +19,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // even where the fork hook could not replace the mapping.
         self.check_usable()?;
         if let Some(next) = self.find()? {
-            self.misses = 0;
+            self.hot.misses = 0;
             return Ok(Some(next));
         }
         // Nothing found may mean the ring is zero pages now (truncated, or a fork child's).
         self.check_usable()?;
         self.release_all();
-        self.misses = self.misses.saturating_add(1);
-        if self.misses >= HEALTH_AFTER_MISSES {
+        self.hot.misses = self.hot.misses.saturating_add(1);
+        if self.hot.misses >= HEALTH_AFTER_MISSES {
             let now = Instant::now();
             if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
                 self.last_health_check = Some(now);

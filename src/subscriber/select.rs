@@ -24,11 +24,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     // store-forwarding stall per message (19 ns against 6 ns inlined, benches/paths.rs).
     #[inline(always)]
     pub(super) fn find_fifo(&self) -> Result<Option<Next>, ReceiveError> {
-        let current = self.current.get();
-        if self.burst.get() < BURST
+        let current = self.hot.current.get();
+        if self.hot.burst.get() < BURST
             && let Some(Head { len, .. }) = self.peek(current)?
         {
-            self.burst.set(self.burst.get() + 1);
+            self.hot.burst.set(self.hot.burst.get() + 1);
             return Ok(Some(Next {
                 ring: current,
                 len,
@@ -39,12 +39,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = self.readers.len();
         // The current ring was just found empty unless its burst ran out: look at it last,
         // and only then.
-        let last = if self.burst.get() < BURST { rings - 1 } else { rings };
+        let last = if self.hot.burst.get() < BURST { rings - 1 } else { rings };
         for step in 1..=last {
             let ring = (current + step) % rings;
             if let Some(Head { len, .. }) = self.peek(ring)? {
-                self.current.set(ring);
-                self.burst.set(1);
+                self.hot.current.set(ring);
+                self.hot.burst.set(1);
                 return Ok(Some(Next {
                     ring,
                     len,
@@ -61,11 +61,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     // Always inlined, as `find_fifo`.
     #[inline(always)]
     pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
-        let (rings, current, wanted) = (self.readers.len(), self.current.get(), self.next_sequence);
+        let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
         let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
             return Ok(None);
         };
-        self.current.set(ring);
+        self.hot.current.set(ring);
         Ok(Some(Next {
             ring,
             len: head.len,
