@@ -145,6 +145,11 @@ impl Default for Adaptive {
     }
 }
 
+// The spin and yield phases count calls instead of running `crossbeam_utils::Backoff`:
+// Backoff spins exponentially longer between looks (up to 64 pauses, then yields, with
+// limits fixed in the crate), which delays noticing a commit by up to those 64 pauses on
+// exactly the path whose latency salias sells; here every call looks once, and the
+// phase lengths are the user's settings.
 impl WaitStrategy for Adaptive {
     fn wait(&mut self, idle: u32, park: &mut Park<'_>) {
         let yields_end = self.spins.saturating_add(self.yields);
