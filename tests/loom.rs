@@ -21,6 +21,12 @@
 //! made Relaxed (a successor starts on its predecessor's frames), or a take-over that
 //! ignores a live holder (two publishers in one ring).
 //!
+//! The wake models run the fences that run in the channel where loom can express them:
+//! a publisher outside the sleepers' barrier runs its real `full_fence`; a sleeper's
+//! membarrier, which loom cannot express, is a SeqCst fence on the sleeper's thread and,
+//! for a publisher it reaches, on the publisher's thread where the barrier lands. A sleep
+//! that skips the barrier is shown to be able to miss a wake-up, which is why it is short.
+//!
 //! Run: `scripts/loom` (it sets `RUSTFLAGS="--cfg loom"` and builds in release mode).
 
 #![cfg(loom)]
@@ -30,7 +36,6 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use loom::thread;
 
-use salias::Result;
 use salias::protocol::{self, Head, PublisherView, RingHeads, SequenceWords, WakeWords};
 
 const PENDING_NONE: u64 = u64::MAX;
@@ -266,9 +271,7 @@ impl Subscriber {
             pending: &rings[ring].pending,
             pending_count: &rings[ring].pending_count,
         };
-        if let Some(end) =
-            protocol::find_gap("loom", self.next_sequence, &*sequence, self, rings.len(), publisher).unwrap()
-        {
+        if let Some(end) = protocol::find_gap(self.next_sequence, &*sequence, self, rings.len(), publisher).unwrap() {
             gaps.push(self.next_sequence..end);
             self.next_sequence = end;
         }
@@ -277,7 +280,9 @@ impl Subscriber {
 }
 
 impl RingHeads for Subscriber {
-    fn head(&self, ring: usize) -> Result<Option<Head>> {
+    type Error = std::convert::Infallible;
+
+    fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error> {
         let frame = self.rings[ring].frame(self.heads[ring]);
         if !protocol::is_committed(&frame.commit, self.heads[ring]) {
             return Ok(None);
@@ -484,17 +489,29 @@ fn ordered_gap_is_declared_only_for_the_dead_publishers_number() {
     });
 }
 
+/// What stands between a publisher's commit and its look for sleepers, in the model.
+#[derive(Clone, Copy)]
+enum PublisherSide {
+    /// A process that sleepers' barriers reach (`platform::register_fast_side`): it runs
+    /// only a compiler fence, and the sleeper's membarrier makes every such thread run a
+    /// full fence. Loom cannot express a barrier run on another thread's behalf, so
+    /// `Word32::publisher_fence` is a SeqCst fence under loom: where the barrier lands.
+    Reached,
+    /// A process the barrier does not reach: `full_fence`, exactly the code that runs.
+    Unreached,
+}
+
 /// Two publishers each commit a message and wake sleepers; one subscriber sleeps up to
 /// twice, running the steps of `wait::Park::park` in its order (announce, barrier, last
-/// look, sleep) with a SeqCst fence for the barrier. Loom has no futex, so "asleep" is
-/// waiting for the futex word to move. A lost wake-up, the subscriber asleep with both
-/// publishers done and the word where it left it, fails the model. It covers the wake
+/// look, sleep). `barrier` says whether the sleeper takes its barrier (a long park with
+/// membarrier: on the sleeper's own thread a full fence, modelled as a SeqCst fence) or
+/// skips it (a park of at most `SHORT_PARK`). Loom has no futex, so "asleep" is waiting
+/// for the futex word to move; a lost wake-up, the subscriber asleep with both publishers
+/// done and the word where it left it, panics with "lost wake-up". It covers the wake
 /// claim for one sleeper: a publisher skips its wake only after another has claimed it
-/// since the sleeper's last announcement. Several sleepers and a claimant that dies are
-/// not modelled.
-#[test]
-fn sleeping_subscriber_is_always_woken() {
-    check(|| {
+/// since the sleeper's last announcement.
+fn wake_model(side: PublisherSide, barrier: bool) {
+    check(move || {
         let wake = Arc::new(WakeWords::<AtomicU32>::default());
         let commits = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
         let done = Arc::new(AtomicU32::new(0));
@@ -503,7 +520,8 @@ fn sleeping_subscriber_is_always_woken() {
                 let (wake, commits, done) = (wake.clone(), commits.clone(), done.clone());
                 thread::spawn(move || {
                     commits[index].store(true, Ordering::Release);
-                    if protocol::sleepers_present(&wake, true) && protocol::claim_wake(&wake) {
+                    let reached = matches!(side, PublisherSide::Reached);
+                    if protocol::sleepers_present(&wake, reached) && protocol::claim_wake(&wake) {
                         protocol::bump_wake(&wake);
                     }
                     done.fetch_add(1, Ordering::Release);
@@ -516,8 +534,9 @@ fn sleeping_subscriber_is_always_woken() {
                 break;
             }
             let seen = protocol::announce_sleep(&wake);
-            // The sleeper's barrier; the publishers' `publisher_fence` is its other half.
-            fence(Ordering::SeqCst);
+            if barrier {
+                fence(Ordering::SeqCst);
+            }
             if !ready() {
                 while wake.seq.load(Ordering::Acquire) == seen {
                     if done.load(Ordering::Acquire) == 2 {
@@ -530,6 +549,74 @@ fn sleeping_subscriber_is_always_woken() {
         }
         for publisher in publishers {
             publisher.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn sleeping_subscriber_is_always_woken() {
+    wake_model(PublisherSide::Reached, true);
+}
+
+/// The path that runs where membarrier does not reach the publisher (macOS, the portable
+/// layer, a kernel without expedited membarrier for the publisher's process): the
+/// publisher's fence is the real `full_fence`.
+#[test]
+fn sleeping_subscriber_is_woken_by_a_fenced_publisher() {
+    wake_model(PublisherSide::Unreached, true);
+}
+
+/// Without the sleeper's barrier a wake-up can be lost even against a fully fenced
+/// publisher: the sleeper's registration is a read-modify-write whose order against its
+/// last look the memory model does not promise. This is why `Park::park` caps a sleep
+/// that skips the barrier at `NAP`: a commit that races it delays the sleeper at most
+/// that long. Loom must find that outcome; if it stops finding it, the model lost its teeth.
+#[test]
+#[should_panic(expected = "lost wake-up")]
+fn a_sleep_without_the_barrier_can_miss_a_wake_up() {
+    wake_model(PublisherSide::Unreached, false);
+}
+
+/// Two subscribers sleep on one channel's wake words while one publisher commits: the
+/// publisher's single claim and bump must wake both, whichever order they announce,
+/// clear the claim and look in. Each sleeper takes its barrier; a sleeper that decides
+/// to sleep stays registered until the publisher is done (it is asleep), and then the
+/// futex word must have moved past the value it sleeps on.
+#[test]
+fn one_wake_reaches_every_sleeper() {
+    check_bounded(2, || {
+        let wake = Arc::new(WakeWords::<AtomicU32>::default());
+        let commit = Arc::new(AtomicBool::new(false));
+        let publisher = {
+            let (wake, commit) = (wake.clone(), commit.clone());
+            thread::spawn(move || {
+                commit.store(true, Ordering::Release);
+                if protocol::sleepers_present(&wake, false) && protocol::claim_wake(&wake) {
+                    protocol::bump_wake(&wake);
+                }
+            })
+        };
+        // Returns the futex value it went to sleep on, if it slept.
+        let sleeper = {
+            let (wake, commit) = (wake.clone(), commit.clone());
+            move || {
+                if commit.load(Ordering::Acquire) {
+                    return None;
+                }
+                let seen = protocol::announce_sleep(&wake);
+                fence(Ordering::SeqCst);
+                if commit.load(Ordering::Acquire) {
+                    protocol::leave_sleep(&wake);
+                    return None;
+                }
+                Some(seen)
+            }
+        };
+        let other = thread::spawn(sleeper.clone());
+        let slept = [sleeper(), other.join().unwrap()];
+        publisher.join().unwrap();
+        for seen in slept.into_iter().flatten() {
+            assert_ne!(wake.seq.load(Ordering::Acquire), seen, "lost wake-up");
         }
     });
 }

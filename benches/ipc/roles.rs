@@ -2,7 +2,7 @@
 //! the latency runs. Each connects, passes the start barrier, does its part, checks what
 //! it received and reports to the parent.
 
-use salias::{BusySpin, Bytes, Channel, Error, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, Topology};
+use salias::{BusySpin, Bytes, Channel, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, PublishError, Topology};
 use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::clock::now_ns;
@@ -124,7 +124,7 @@ fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
         };
         match sent {
             Ok(n) => seq += n as u64,
-            Err(Error::Backpressured) => setup.backoff.back_off(),
+            Err(PublishError::Backpressured) => setup.backoff.back_off(),
             Err(e) => panic!("{e}"),
         }
     }
@@ -212,7 +212,7 @@ fn run_raw_publisher(name: &str, setup: &Setup) {
         };
         match sent {
             Ok(n) => seq += n as u64,
-            Err(Error::Backpressured) => setup.backoff.back_off(),
+            Err(PublishError::Backpressured) => setup.backoff.back_off(),
             Err(e) => panic!("{e}"),
         }
     }

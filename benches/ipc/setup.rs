@@ -4,9 +4,10 @@
 use salias::SaliasMessage;
 use serde::{Deserialize, Serialize};
 use support::records::{Api, ThroughputBench};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: the default message size.
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 pub struct Msg64 {
     pub producer: u64,
