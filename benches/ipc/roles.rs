@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::clock::now_ns;
 use support::role::{Role, report_json};
+use support::throughput::Finished;
 
 use crate::setup::{Kind, Msg64, Setup};
 
@@ -46,20 +47,6 @@ impl Task {
             Task::FloorPong { .. } => "floor-pong",
         }
     }
-}
-
-/// What a throughput child reports when it is done.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Report {
-    /// From the barrier to its last offer.
-    Publisher {
-        elapsed_ns: u64,
-        attempts: u64,
-        refused: u64,
-    },
-    /// From the barrier to its last message.
-    Subscriber { elapsed_ns: u64, received: u64 },
 }
 
 /// Runs this child's task; a failed check panics, which fails the child and the run.
@@ -106,34 +93,43 @@ fn dispatch(publisher: Option<u64>, name: &str, setup: &Setup) {
 fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
     let channel = Channel::<Msg64, M, K>::connect(name).unwrap();
     let mut publisher = channel.publisher().unwrap();
-    let barrier = open_barrier(name);
     let mut batch = vec![Msg64::new(index, 0); setup.batch];
-    let (mut attempts, mut seq) = (0u64, 0u64);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while seq < setup.messages {
-        attempts += 1;
-        let sent = if setup.batch > 1 {
-            let count = (setup.messages - seq).min(setup.batch as u64) as usize;
+    let (elapsed_ns, attempts) = publish(name, setup, |seq, count| {
+        if setup.batch > 1 {
             for (i, message) in batch[..count].iter_mut().enumerate() {
                 *message = Msg64::new(index, seq + i as u64);
             }
             publisher.offer_batch(&batch[..count])
         } else {
             publisher.offer(&Msg64::new(index, seq)).map(|()| 1)
-        };
-        match sent {
+        }
+    });
+    report_json(&Finished::Publisher {
+        elapsed_ns,
+        attempts,
+        refused: publisher.backpressured(),
+    });
+}
+
+/// Both publishers' loop: from the start barrier, offers until `setup.messages` are
+/// taken, backing off when refused. `offer(seq, count)` offers messages `seq` to
+/// `seq + count - 1` (`count` at most the batch) and says how many were taken. Returns
+/// the time from the barrier to the last offer, and the number of offers.
+fn publish(name: &str, setup: &Setup, mut offer: impl FnMut(u64, usize) -> Result<usize, PublishError>) -> (u64, u64) {
+    let barrier = open_barrier(name);
+    let (mut attempts, mut seq) = (0u64, 0u64);
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    while seq < setup.messages {
+        let count = (setup.messages - seq).min(setup.batch as u64) as usize;
+        attempts += 1;
+        match offer(seq, count) {
             Ok(n) => seq += n as u64,
             Err(PublishError::Backpressured) => setup.backoff.back_off(),
             Err(e) => panic!("{e}"),
         }
     }
-    let elapsed_ns = now_ns() - started;
-    report_json(&Report::Publisher {
-        elapsed_ns,
-        attempts,
-        refused: publisher.backpressured(),
-    });
+    (now_ns() - started, attempts)
 }
 
 /// `sequence_of` gives an ordered message's global sequence number, checked to run 0, 1,
@@ -169,7 +165,7 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: 
     let elapsed_ns = now_ns() - started;
     let expected = setup.publishers as u64 * (setup.messages * (setup.messages - 1) / 2);
     assert_eq!(checksum, expected, "checksum");
-    report_json(&Report::Subscriber { elapsed_ns, received });
+    report_json(&Finished::Subscriber { elapsed_ns, received });
 }
 
 /// Raw frames of `size` bytes carry the sequence number in their first 8 bytes (or as
@@ -194,30 +190,18 @@ fn fill_raw(frame: &mut [u8], seq: u64) {
 fn run_raw_publisher(name: &str, setup: &Setup) {
     let channel = Channel::<Bytes, Fifo, Mpsc>::connect(name).unwrap();
     let mut publisher = channel.publisher().unwrap();
-    let barrier = open_barrier(name);
     let mut frames = vec![vec![0u8; setup.size]; setup.batch];
-    let (mut attempts, mut seq) = (0u64, 0u64);
-    barrier.arrive_and_wait();
-    let started = now_ns();
-    while seq < setup.messages {
-        let count = (setup.messages - seq).min(setup.batch as u64) as usize;
+    let (elapsed_ns, attempts) = publish(name, setup, |seq, count| {
         for (i, frame) in frames[..count].iter_mut().enumerate() {
             fill_raw(frame, seq + i as u64);
         }
-        attempts += 1;
-        let sent = if count == 1 {
+        if count == 1 {
             publisher.offer(&frames[0]).map(|()| 1)
         } else {
             publisher.offer_batch(&frames[..count])
-        };
-        match sent {
-            Ok(n) => seq += n as u64,
-            Err(PublishError::Backpressured) => setup.backoff.back_off(),
-            Err(e) => panic!("{e}"),
         }
-    }
-    let elapsed_ns = now_ns() - started;
-    report_json(&Report::Publisher {
+    });
+    report_json(&Finished::Publisher {
         elapsed_ns,
         attempts,
         refused: publisher.backpressured(),
@@ -247,7 +231,7 @@ fn run_raw_subscriber(name: &str, setup: &Setup) {
             .unwrap();
     }
     let elapsed_ns = now_ns() - started;
-    report_json(&Report::Subscriber { elapsed_ns, received });
+    report_json(&Finished::Subscriber { elapsed_ns, received });
 }
 
 /// The salias ping-pong's echo: receives each ping and sends it straight back.

@@ -10,9 +10,10 @@ use support::barrier::Barrier;
 use support::cores::{Placement, Side};
 use support::jsonl::JsonLines;
 use support::role::Children;
+use support::throughput::{Finished, Tally};
 
 use crate::report;
-use crate::roles::{Child, ROLE, Report, Task};
+use crate::roles::{Child, ROLE, Task};
 use crate::setup::{Kind, Msg64, Setup};
 
 /// The watchdog's limit for one run, spawn to last report: a hang fails the benchmark.
@@ -97,40 +98,17 @@ fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
         start(Side::Publisher, p, task)?;
     }
     barrier.release(setup.busy_processes() as u64, &mut children, RUN_LIMIT)?;
-    let (mut publish_ns, mut deliver_ns, mut attempts, mut refused) = (0u64, 0u64, 0u64, 0u64);
-    let (mut publishers, mut subscribers) = (0, 0);
+    let mut tally = Tally::default();
     for output in children.wait_all(RUN_LIMIT)? {
-        for report in output.json_reports::<Report>()? {
-            match report {
-                Report::Publisher {
-                    elapsed_ns,
-                    attempts: a,
-                    refused: r,
-                } => {
-                    publishers += 1;
-                    publish_ns = publish_ns.max(elapsed_ns);
-                    attempts += a;
-                    refused += r;
-                }
-                Report::Subscriber { elapsed_ns, .. } => {
-                    subscribers += 1;
-                    deliver_ns = deliver_ns.max(elapsed_ns);
-                }
-            }
+        for report in output.json_reports::<Finished>()? {
+            tally.add(&report);
         }
     }
-    if (publishers, subscribers) != (setup.publishers, setup.subscribers) {
-        return Err(format!(
-            "{publishers} of {} publishers and {subscribers} of {} subscribers reported",
-            setup.publishers, setup.subscribers
-        )
-        .into());
-    }
-    let published = setup.messages as f64 * setup.publishers as f64;
+    let rates = tally.rates(setup.messages, setup.publishers, setup.subscribers)?;
     Ok(Run {
-        published_per_s: published / (publish_ns as f64 / 1e9),
-        delivered_per_s: published * setup.subscribers as f64 / (deliver_ns as f64 / 1e9),
-        refused: refused as f64 / attempts.max(1) as f64,
+        published_per_s: rates.published_per_s,
+        delivered_per_s: rates.delivered_per_s,
+        refused: rates.refused_fraction,
         placement,
     })
 }

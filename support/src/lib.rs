@@ -15,7 +15,8 @@
 //!   [`role::report_json`] are the one child report format.
 //! - Shared memory: [`shm::ShmFile`], [`barrier::Barrier`], [`floor`].
 //! - Figures: [`stats::Spread`], [`stats::ratios`], [`machine::Machine`],
-//!   [`hist::Quantiles`] over [`hist::QUANTILES`].
+//!   [`hist::Quantiles`] over [`hist::QUANTILES`], [`throughput::Finished`] reports
+//!   added up by [`throughput::Tally`].
 //! - Raw data: [`records`] (the records every harness writes) and [`jsonl::JsonLines`].
 
 pub mod barrier;
@@ -29,3 +30,4 @@ pub mod records;
 pub mod role;
 pub mod shm;
 pub mod stats;
+pub mod throughput;
