@@ -3,7 +3,7 @@
 //! iteration. The other side's work (draining before a publish, filling before a
 //! receive) runs outside the timer, and every iteration checks that all 256 went through.
 //!
-//! Run: `cargo bench --bench paths`. For the cost across cores, see `benches/ipc.rs`.
+//! Run: `cargo bench --bench paths`. For the cost across cores, see `benches/ipc/`.
 
 use std::cell::RefCell;
 
