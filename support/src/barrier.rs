@@ -62,12 +62,10 @@ impl Barrier {
         while self.0.word(ARRIVED).load(Ordering::Acquire) < parties {
             children.check_running()?;
             if Instant::now() > deadline {
-                return Err(RoleError::Watchdog {
+                return Err(RoleError::BarrierTimeout {
+                    arrived: self.0.word(ARRIVED).load(Ordering::Acquire),
+                    parties,
                     limit,
-                    running: vec![format!(
-                        "{} of {parties} parties arrived at the start barrier",
-                        self.0.word(ARRIVED).load(Ordering::Acquire)
-                    )],
                 });
             }
             std::thread::sleep(PARENT_POLL);
@@ -136,6 +134,9 @@ mod tests {
             .release(1, &mut Children::new(), Duration::from_millis(20))
             .unwrap_err()
             .to_string();
-        assert!(error.contains("0 of 1 parties arrived"), "{error}");
+        assert!(
+            error.contains("only 0 of 1 processes reached the start barrier"),
+            "{error}"
+        );
     }
 }

@@ -57,6 +57,15 @@ pub enum RoleError {
         /// Those still running.
         running: Vec<String>,
     },
+    /// Not every process reached a start barrier in time.
+    BarrierTimeout {
+        /// How many did.
+        arrived: u64,
+        /// How many were expected.
+        parties: u64,
+        /// The time they had.
+        limit: Duration,
+    },
     /// A child's stdout could not be read or waited on.
     Output(std::io::Error),
     /// The child's stdout is not piped, so it cannot be read.
@@ -102,6 +111,14 @@ impl fmt::Display for RoleError {
                 f,
                 "watchdog: children did not finish within {limit:?} (still running: {})",
                 running.join(", ")
+            ),
+            RoleError::BarrierTimeout {
+                arrived,
+                parties,
+                limit,
+            } => write!(
+                f,
+                "watchdog: only {arrived} of {parties} processes reached the start barrier within {limit:?}"
             ),
             RoleError::Output(e) => write!(f, "cannot read or wait for a child: {e}"),
             RoleError::NotPiped => write!(f, "the child's stdout is not piped (start it with Role::command)"),
