@@ -101,7 +101,7 @@ fn throughput(plan: &Plan, ctx: &mut Ctx, out: &mut Output, started: Instant) ->
         for i in rotation(plan.setups.len(), round) {
             let setup = &plan.setups[i];
             let run = throughput_run(setup, round, ctx)?;
-            out.write(&records::throughput_line(setup, round, &run))?;
+            out.write(&records::throughput(setup, round, &run))?;
             eprintln!(
                 "  round {}/{rounds} {:<44} delivered {:>7.2} M/s",
                 round + 1,

@@ -102,8 +102,11 @@ pub enum Api {
     OfferBatch,
     /// Aeron `try_claim`.
     TryClaim,
-    /// iceoryx2 `loan_uninit`.
+    /// iceoryx2 `loan_uninit`, the application retrying a refused send.
     LoanUninit,
+    /// iceoryx2 `loan_uninit` with `RetryUntilDelivered`: the library's own blocking send,
+    /// a different measurement from the application's retry.
+    LoanUninitBlock,
     /// The SPSC floor's batched publication.
     Batch,
 }

@@ -1,7 +1,6 @@
 //! One raw-data record per run, in the shared records' structs (`support::records`):
 //! every fact of a run in a field of its own, the label only a caption.
 
-use serde_json::Value;
 use support::hist::Quantiles;
 use support::records::{self, OpenLoop, PingPong, System, Throughput, ThroughputBench, oversubscribed};
 
@@ -9,20 +8,8 @@ use crate::message::MESSAGE_BYTES;
 use crate::openloop;
 use crate::throughput::{Api, Run, Setup};
 
-/// The throughput record of `setup`'s `run` in `round`, as written.
-///
-/// `support::records::Api` has no value for iceoryx2's blocking send (`loan_uninit_block`,
-/// `RetryUntilDelivered`), which measures something else than `loan_uninit` with the
-/// application's retry: the record keeps it apart by that name, as the committed data do.
-pub fn throughput_line(setup: &Setup, round: usize, run: &Run) -> Value {
-    let mut line = serde_json::to_value(throughput(setup, round, run)).expect("a record encodes as JSON");
-    if setup.api == Api::LoanUninitBlock {
-        line["api"] = Api::LoanUninitBlock.name().into();
-    }
-    line
-}
-
-fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
+/// The throughput record of `setup`'s `run` in `round`.
+pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
     let (kind, ring_bytes, buffer_messages) = match setup.system {
         System::Salias => (Some("FifoMpsc"), Some(setup.param), None),
         System::Aeron => (Some("ipc"), Some(setup.param), None),
@@ -33,7 +20,8 @@ fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         Api::Offer => records::Api::Offer,
         Api::OfferBatch => records::Api::OfferBatch,
         Api::TryClaim => records::Api::TryClaim,
-        Api::LoanUninit | Api::LoanUninitBlock => records::Api::LoanUninit,
+        Api::LoanUninit => records::Api::LoanUninit,
+        Api::LoanUninitBlock => records::Api::LoanUninitBlock,
         Api::Batch => records::Api::Batch,
     };
     // Every publisher and the subscriber poll in a loop; iceoryx2's blocking send, whose
@@ -102,6 +90,12 @@ pub fn openloop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    /// The record as it is written.
+    fn test_line(setup: &Setup, round: usize, run: &Run) -> serde_json::Value {
+        serde_json::to_value(throughput(setup, round, run)).unwrap()
+    }
 
     fn run() -> Run {
         Run {
@@ -115,7 +109,7 @@ mod tests {
     #[test]
     fn a_throughput_line_names_its_setup_in_fields() {
         let setup = Setup::new(System::Salias, Api::OfferBatch, 2, 1000, 1 << 20);
-        let line = throughput_line(&setup, 3, &run());
+        let line = test_line(&setup, 3, &run());
         assert_eq!(line["bench"], "throughput");
         assert_eq!(line["system"], "salias");
         assert_eq!(line["kind"], "FifoMpsc");
@@ -125,26 +119,29 @@ mod tests {
         assert_eq!(line["buffer_messages"], Value::Null);
         assert_eq!(line["busy_processes"], 3);
         assert_eq!(line["delivered_bytes_per_s"], 64e6);
-        let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys[..4], ["bench", "system", "round", "label"], "the struct's order");
+        let written = serde_json::to_string(&throughput(&setup, 3, &run())).unwrap();
+        assert!(
+            written.starts_with(r#"{"bench":"throughput","system":"salias","round":3,"label":"#),
+            "{written}"
+        );
     }
 
     #[test]
     fn iceoryx2s_blocking_send_keeps_its_own_api() {
         let blocking = Setup::new(System::Iceoryx2, Api::LoanUninitBlock, 1, 1000, 16384);
-        let line = throughput_line(&blocking, 0, &run());
+        let line = test_line(&blocking, 0, &run());
         assert_eq!(line["api"], "loan_uninit_block");
         assert_eq!(line["kind"], "ipc::Service");
         assert_eq!(line["buffer_messages"], 16384);
         assert_eq!(line["ring_bytes"], Value::Null);
         let retrying = Setup::new(System::Iceoryx2, Api::LoanUninit, 1, 1000, 16384);
-        assert_eq!(throughput_line(&retrying, 0, &run())["api"], "loan_uninit");
+        assert_eq!(test_line(&retrying, 0, &run())["api"], "loan_uninit");
     }
 
     #[test]
     fn the_spsc_floor_has_no_kind() {
         let setup = Setup::new(System::SpscFloor, Api::Batch, 1, 1000, 1 << 20);
-        let line = throughput_line(&setup, 0, &run());
+        let line = test_line(&setup, 0, &run());
         assert_eq!(
             (line["kind"].clone(), line["api"].clone()),
             (Value::Null, "batch".into())
