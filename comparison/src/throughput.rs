@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::clock::now_ns;
 use support::cores::{Placement, Side};
@@ -20,37 +19,12 @@ pub const POLL_LIMIT: usize = 256;
 /// Messages per `offer_batch`, and the SPSC floor's publication interval.
 pub const BATCH: usize = 16;
 
-/// How a publisher hands over its messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Api {
-    /// salias `offer` or Aeron `offer`: one message, copied in.
-    Offer,
-    /// salias `offer_batch` of [`BATCH`] messages.
-    OfferBatch,
-    /// Aeron `try_claim` + write + `commit`.
-    TryClaim,
-    /// iceoryx2 `loan_uninit` → `write_payload` → `send`, retried by the application.
-    LoanUninit,
-    /// The same with iceoryx2's own blocking send (`RetryUntilDelivered`).
-    LoanUninitBlock,
-    /// The SPSC floor: the tail published every [`BATCH`] messages.
-    Batch,
-}
-
-impl Api {
-    /// The name in the raw records and the summary.
-    pub fn name(self) -> &'static str {
-        match self {
-            Api::Offer => "offer",
-            Api::OfferBatch => "offer_batch",
-            Api::TryClaim => "try_claim",
-            Api::LoanUninit => "loan_uninit",
-            Api::LoanUninitBlock => "loan_uninit_block",
-            Api::Batch => "batch",
-        }
-    }
-}
+/// How a publisher hands over its messages: the records' names. `Offer` is salias or
+/// Aeron `offer`, `OfferBatch` salias `offer_batch` of [`BATCH`], `TryClaim` Aeron's claim,
+/// write and commit, `LoanUninit` iceoryx2's `loan_uninit` → `write_payload` → `send`
+/// retried by the application, `LoanUninitBlock` the same with iceoryx2's blocking send,
+/// `Batch` the SPSC floor publishing its tail every [`BATCH`] messages.
+pub use support::records::Api;
 
 /// One throughput setup: a system, its API, publishers, messages and buffer.
 #[derive(Clone, Debug)]

@@ -111,6 +111,20 @@ pub enum Api {
     Batch,
 }
 
+impl Api {
+    /// The name the records use (the serde name), also for captions.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Offer => "offer",
+            Api::OfferBatch => "offer_batch",
+            Api::TryClaim => "try_claim",
+            Api::LoanUninit => "loan_uninit",
+            Api::LoanUninitBlock => "loan_uninit_block",
+            Api::Batch => "batch",
+        }
+    }
+}
+
 /// One throughput, size-sweep or stress run: every publisher floods, and the rates are
 /// over the time from the start barrier to the last offer (published) and to the last
 /// message received (delivered).

@@ -2,11 +2,11 @@
 //! every fact of a run in a field of its own, the label only a caption.
 
 use support::hist::Quantiles;
-use support::records::{self, OpenLoop, PingPong, System, Throughput, ThroughputBench, oversubscribed};
+use support::records::{OpenLoop, PingPong, System, Throughput, ThroughputBench, oversubscribed};
 
 use crate::message::MESSAGE_BYTES;
 use crate::openloop;
-use crate::throughput::{Api, Run, Setup};
+use crate::throughput::{Run, Setup};
 
 /// The throughput record of `setup`'s `run` in `round`.
 pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
@@ -15,14 +15,6 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         System::Aeron => (Some("ipc"), Some(setup.param), None),
         System::Iceoryx2 => (Some("ipc::Service"), None, Some(setup.param)),
         System::SpscFloor | System::Floor => (None, Some(setup.param), None),
-    };
-    let api = match setup.api {
-        Api::Offer => records::Api::Offer,
-        Api::OfferBatch => records::Api::OfferBatch,
-        Api::TryClaim => records::Api::TryClaim,
-        Api::LoanUninit => records::Api::LoanUninit,
-        Api::LoanUninitBlock => records::Api::LoanUninitBlock,
-        Api::Batch => records::Api::Batch,
     };
     // Every publisher and the subscriber poll in a loop; iceoryx2's blocking send, whose
     // own wait yields and then sleeps, is counted as busy too.
@@ -37,7 +29,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         subscribers: 1,
         ring_bytes,
         buffer_messages,
-        api,
+        api: setup.api,
         batch: setup.batch as u32,
         message_bytes: MESSAGE_BYTES as u64,
         messages_per_publisher: setup.messages,
@@ -91,6 +83,7 @@ pub fn openloop(
 mod tests {
     use super::*;
     use serde_json::Value;
+    use support::records::Api;
 
     /// The record as it is written.
     fn test_line(setup: &Setup, round: usize, run: &Run) -> serde_json::Value {
