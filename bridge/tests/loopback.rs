@@ -1,0 +1,133 @@
+//! Two bridge processes over 127.0.0.1, zenoh in peer mode with explicit endpoints and
+//! no multicast scouting: what arrives, in what order, and what is reported when it does
+//! not (a type or kind mismatch, a lost sample, a killed `out`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{
+    Bridge, Other, STEP, Tick, all_but, args, endpoints, free_port, gap_of, two_publishers_arrive_in_order, unique,
+};
+use salias::{Config, FifoFanout, FifoMpsc, OrderedMpsc, RawFifoMpsc};
+
+const PER_PUBLISHER: u64 = 20_000;
+
+/// Starts `in` (listening) and `out` (connecting) between local channels `from` and `to`.
+fn bridges(key: &str, from: &str, to: &str, in_extra: &[&str], out_extra: &[&str]) -> (Bridge, Bridge) {
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let mut inbound = Bridge::spawn(
+        &[],
+        &[args(&["in", "--key", key, "--channel", to], &listen), in_extra.to_vec()].concat(),
+    );
+    inbound.wait_for("in: ");
+    let outbound = Bridge::spawn(
+        &[],
+        &[
+            args(&["out", "--channel", from, "--key", key], &connect),
+            out_extra.to_vec(),
+        ]
+        .concat(),
+    );
+    (inbound, outbound)
+}
+
+#[test]
+fn fifo_messages_arrive_intact_and_in_publisher_order() {
+    let (from, to) = (unique("fifo-a"), unique("fifo-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from).publishers(2)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (mut inbound, _outbound) = bridges(&unique("fifo"), &from, &to, &[], &["--batch", "32"]);
+    two_publishers_arrive_in_order(&source, &target, PER_PUBLISHER);
+    inbound.wait_for("stream ");
+    assert!(
+        !inbound.seen.iter().any(|l| l.contains("gap")),
+        "no gap: {:?}",
+        inbound.seen
+    );
+}
+
+#[test]
+fn a_mismatched_local_channel_is_refused_with_connects_error() {
+    for case in ["type", "kind"] {
+        let (from, to) = (unique(&format!("{case}-a")), unique(&format!("{case}-b")));
+        let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+        // What a local connect of the stream's type and kind says about the far channel.
+        let (_typed, _fanout, local_error) = if case == "type" {
+            let target = FifoMpsc::<Other>::create(&Config::new(&to)).unwrap();
+            (Some(target), None, FifoMpsc::<Tick>::connect(&to).unwrap_err())
+        } else {
+            let target = FifoFanout::<Tick>::create(&Config::new(&to)).unwrap();
+            (None, Some(target), FifoMpsc::<Tick>::connect(&to).unwrap_err())
+        };
+        let (mut inbound, _outbound) = bridges(&unique(case), &from, &to, &[], &[]);
+        source.publisher().unwrap().offer(&Tick::new(0, 0)).unwrap();
+        let line = inbound.wait_for("refused stream");
+        assert!(
+            line.contains(&local_error.to_string()),
+            "{case}: {line:?} gives {local_error}"
+        );
+        let (status, _) = inbound.wait_exit();
+        assert!(!status.success(), "{case}: the in side exits with failure");
+    }
+}
+
+#[test]
+fn an_ordered_stream_reports_a_lost_sample_as_a_gap() {
+    const MESSAGES: u64 = 200;
+    let (from, to) = (unique("ordered-a"), unique("ordered-b"));
+    let source = OrderedMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let target = OrderedMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    // Batches of at most 10, so batch 3 exists and later ones show the gap.
+    let (mut inbound, _outbound) = bridges(
+        &unique("ordered"),
+        &from,
+        &to,
+        &[],
+        &["--batch", "10", "--drop-batch", "3"],
+    );
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..MESSAGES {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let missing = gap_of(&inbound.wait_for("gap in stream"));
+    assert!(
+        missing.start >= 3 && !missing.is_empty() && missing.end - missing.start <= 10,
+        "batch 3 of at most 10: {missing:?}"
+    );
+    all_but(&target, MESSAGES, missing);
+}
+
+#[test]
+fn a_killed_out_is_reported_and_a_raw_channel_is_created() {
+    let (from, to) = (unique("raw-a"), unique("raw-b"));
+    let source = RawFifoMpsc::create(&Config::new(&from).max_message_size(100)).unwrap();
+    let (mut inbound, mut outbound) = bridges(&unique("raw"), &from, &to, &["--exit-after-lost-outs", "1"], &[]);
+    let mut publisher = source.publisher().unwrap();
+    for i in 0..100u8 {
+        publisher.send_timeout(&vec![i; i as usize], STEP).unwrap();
+    }
+    inbound.wait_for("stream ");
+    // The in side created the raw channel with the far one's largest message.
+    let deadline = Instant::now() + STEP;
+    let target = loop {
+        match RawFifoMpsc::connect(&to) {
+            Ok(channel) => break channel,
+            Err(e) => assert!(Instant::now() < deadline, "{to} never appeared: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(target.max_message_size(), 100);
+    let mut subscriber = target.subscriber().unwrap();
+    for i in 0..100u8 {
+        let message = subscriber.recv_timeout(STEP).unwrap();
+        assert_eq!(&*message, &vec![i; i as usize][..]);
+    }
+    drop(subscriber);
+    outbound.wait_for("out: channel");
+    outbound.kill();
+    let line = inbound.wait_for("out lost");
+    assert!(line.contains("messages: 100"), "the report counts what arrived: {line}");
+    let (status, _) = inbound.wait_exit();
+    assert!(status.success());
+}
