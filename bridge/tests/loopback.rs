@@ -131,3 +131,36 @@ fn a_killed_out_is_reported_and_a_raw_channel_is_created() {
     let (status, _) = inbound.wait_exit();
     assert!(status.success());
 }
+
+#[test]
+fn a_far_publisher_that_died_holding_a_number_is_a_gap_on_the_near_side() {
+    const TEST: &str = "a_far_publisher_that_died_holding_a_number_is_a_gap_on_the_near_side";
+    const ROLE: &str = "SALIAS_BRIDGE_TEST_DIE_HOLDING";
+    if let Some(channel) = std::env::var_os(ROLE) {
+        // The far publisher: sends number 50, takes number 51 and dies before committing it.
+        let channel = OrderedMpsc::<Tick>::connect(channel.to_str().expect("UTF-8")).unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        publisher.send_timeout(&Tick::new(1, 50), STEP).unwrap();
+        publisher.__take_sequence_then_die();
+    }
+    let (from, to) = (unique("died-a"), unique("died-b"));
+    let source = OrderedMpsc::<Tick>::create(&Config::new(&from).publishers(2)).unwrap();
+    let target = OrderedMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (mut inbound, _outbound) = bridges(&unique("died"), &from, &to, &[], &[]);
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..50 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([TEST, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(ROLE, &from)
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the far publisher died");
+    for seq in 52..100 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    // The far side's subscriber finds number 51 lost; the near side reports it.
+    assert_eq!(gap_of(&inbound.wait_for("gap in stream")), 51..52);
+    all_but(&target, 100, 51..52);
+}
