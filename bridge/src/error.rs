@@ -47,6 +47,11 @@ pub enum BridgeError {
         /// The far channel's largest message.
         stream_max: usize,
     },
+    /// The bridge's own thread could not be started, or ended by panicking (a bug).
+    Thread {
+        /// What happened.
+        what: String,
+    },
     /// The local channel's kind is not one this bridge knows (a newer salias).
     UnknownKind {
         /// The channel name.
@@ -84,6 +89,7 @@ impl fmt::Display for BridgeError {
                 "the local channel \"{channel}\" takes messages of at most {local_max} bytes, but the stream's \
                  channel allows {stream_max}; create it with Config::max_message_size({stream_max}) or more"
             ),
+            BridgeError::Thread { what } => write!(f, "the bridge's thread {what}"),
             BridgeError::UnknownKind { channel, kind } => write!(
                 f,
                 "the channel \"{channel}\" is of kind \"{kind}\", which this bridge does not know; \

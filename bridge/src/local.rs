@@ -118,17 +118,18 @@ pub(crate) enum Offered {
 }
 
 fn feed<M: Mode, K: Topology>(name: &str, create: Option<&Config>) -> salias::Result<Feed<M, K>> {
-    let (channel, owned) = match create {
+    Ok(match create {
         Some(config) => {
             let channel = Channel::<Bytes, M, K>::create(config)?;
-            (None, Some(channel))
+            Feed {
+                publisher: channel.publisher()?,
+                _owned: Some(channel),
+            }
         }
-        None => (Some(Channel::<Bytes, M, K>::connect_as_bytes(name)?), None),
-    };
-    let publisher = channel.as_ref().or(owned.as_ref()).expect("one of them").publisher()?;
-    Ok(Feed {
-        publisher,
-        _owned: owned,
+        None => Feed {
+            publisher: Channel::<Bytes, M, K>::connect_as_bytes(name)?.publisher()?,
+            _owned: None,
+        },
     })
 }
 

@@ -166,9 +166,8 @@ impl Outbound {
                 drop(session);
                 outcome
             })
-            .map_err(|e| BridgeError::InvalidConfig {
-                field: "thread",
-                reason: format!("the bridge thread could not be started: {e}"),
+            .map_err(|e| BridgeError::Thread {
+                what: format!("could not be started: {e}"),
             })?;
         Ok(Outbound {
             meta,
@@ -207,9 +206,8 @@ impl Outbound {
         self.stop.store(true, Ordering::Relaxed);
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(outcome)) => outcome,
-            Some(Err(_)) => Err(BridgeError::InvalidConfig {
-                field: "thread",
-                reason: "the bridge thread panicked".into(),
+            Some(Err(_)) => Err(BridgeError::Thread {
+                what: "panicked; please report it with the bridge's stderr".into(),
             }),
             None => Ok(()),
         }
