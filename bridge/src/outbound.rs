@@ -42,7 +42,8 @@ pub struct OutConfig {
     pub linger: Duration,
     /// What zenoh does when it cannot send (default block).
     pub congestion: Congestion,
-    /// Leave messages in the local channel until a far side subscribes (default true).
+    /// Read the local channel only while a far side subscribes, so that messages wait in
+    /// it (and its publishers feel backpressure) rather than go to nobody (default true).
     pub wait_for_subscriber: bool,
     /// How to join zenoh.
     pub zenoh: ZenohConfig,
@@ -144,9 +145,18 @@ impl Outbound {
             .declare_token(liveliness_key(&config.key, Some(meta.stream_id)))
             .wait()
             .map_err(BridgeError::zenoh("declaring the bridge's liveliness token"))?;
+        let matched = Arc::new(AtomicBool::new(false));
+        let flag = matched.clone();
+        let listener = publisher
+            .matching_listener()
+            .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
+            .wait()
+            .map_err(BridgeError::zenoh("watching for far subscribers"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(Counters::default());
         let mut pump = Pump {
+            matched,
+            _listener: listener,
             writer: BatchWriter::new(meta.ordered, config.batch_bytes + BATCH_HEADER),
             attachment: ZBytes::from(meta.encode()),
             config,
@@ -221,6 +231,9 @@ impl Drop for Outbound {
 }
 
 struct Pump {
+    /// Whether a far subscriber matches the key now (zenoh's matching listener).
+    matched: Arc<AtomicBool>,
+    _listener: zenoh::matching::MatchingListener<()>,
     config: OutConfig,
     source: Source,
     publisher: zenoh::pubsub::Publisher<'static>,
@@ -236,14 +249,13 @@ const IDLE_WAIT: Duration = Duration::from_millis(10);
 
 impl Pump {
     fn run(&mut self, stop: &AtomicBool) -> Result<()> {
-        if self.config.wait_for_subscriber {
-            while !stop.load(Ordering::Relaxed) && !self.matched()? {
-                std::thread::sleep(IDLE_WAIT);
-            }
-        }
         let mut first_at = Instant::now();
         let doing = format!("reading the local channel \"{}\"", self.config.channel);
         while !stop.load(Ordering::Relaxed) {
+            if self.config.wait_for_subscriber && !self.matched.load(Ordering::Relaxed) {
+                std::thread::sleep(IDLE_WAIT);
+                continue;
+            }
             let room = self.config.batch_messages - self.writer.count as usize;
             let was_empty = self.writer.count == 0;
             let writer = &mut self.writer;
@@ -278,15 +290,6 @@ impl Pump {
             self.flush()?;
         }
         Ok(())
-    }
-
-    fn matched(&self) -> Result<bool> {
-        let status = self
-            .publisher
-            .matching_status()
-            .wait()
-            .map_err(BridgeError::zenoh("asking zenoh whether a subscriber matches"))?;
-        Ok(status.matching())
     }
 
     fn full(&self) -> bool {

@@ -164,3 +164,39 @@ fn a_far_publisher_that_died_holding_a_number_is_a_gap_on_the_near_side() {
     assert_eq!(gap_of(&inbound.wait_for("gap in stream")), 51..52);
     all_but(&target, 100, 51..52);
 }
+
+#[test]
+fn messages_wait_in_the_channel_while_no_far_side_subscribes() {
+    let (from, to) = (unique("wait-a"), unique("wait-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let key = unique("wait");
+    let start_in = || {
+        let mut inbound = Bridge::spawn(&[], &args(&["in", "--key", &key, "--channel", &to], &listen));
+        inbound.wait_for("in: ");
+        inbound
+    };
+    let mut first = start_in();
+    let _outbound = Bridge::spawn(&[], &args(&["out", "--channel", &from, "--key", &key], &connect));
+    let mut publisher = source.publisher().unwrap();
+    let mut subscriber = target.subscriber().unwrap();
+    for seq in 0..100 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    for seq in 0..100 {
+        assert_eq!(subscriber.recv_timeout(STEP).unwrap().seq, seq);
+    }
+    first.kill();
+    // Long enough for `out` to see its subscriber gone (its socket closed at once).
+    std::thread::sleep(Duration::from_millis(300));
+    for seq in 100..200 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    // A new far side (on the same endpoint, which `out` reconnects to) gets them all;
+    // with `--no-wait-for-subscriber` they would have gone to nobody.
+    let _second = start_in();
+    for seq in 100..200 {
+        assert_eq!(subscriber.recv_timeout(STEP).unwrap().seq, seq, "none went to nobody");
+    }
+}
