@@ -200,3 +200,42 @@ fn messages_wait_in_the_channel_while_no_far_side_subscribes() {
         assert_eq!(subscriber.recv_timeout(STEP).unwrap().seq, seq, "none went to nobody");
     }
 }
+
+/// zenoh's UDP link, when built in (`--features udp`): the same stream, over udp/127.0.0.1.
+#[cfg(feature = "udp")]
+#[test]
+fn fifo_messages_cross_zenohs_udp_link() {
+    let (from, to) = (unique("udp-a"), unique("udp-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from).publishers(2)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let endpoint = format!("udp/127.0.0.1:{}", free_port());
+    let key = unique("udp");
+    let mut inbound = Bridge::spawn(
+        &[],
+        &[
+            "in",
+            "--key",
+            &key,
+            "--channel",
+            &to,
+            "--listen",
+            &endpoint,
+            "--no-scouting",
+        ],
+    );
+    inbound.wait_for("in: ");
+    let _outbound = Bridge::spawn(
+        &[],
+        &[
+            "out",
+            "--channel",
+            &from,
+            "--key",
+            &key,
+            "--connect",
+            &endpoint,
+            "--no-scouting",
+        ],
+    );
+    two_publishers_arrive_in_order(&source, &target, 1_000);
+}
