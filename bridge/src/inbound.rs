@@ -296,14 +296,15 @@ impl State {
             }
             self.stats.lost_samples += batch.number - expected;
         }
-        self.next_batch = Some(batch.number + 1);
+        // Numbers come from the network: never trusted not to overflow.
+        self.next_batch = Some(batch.number.saturating_add(1));
         if !ordered {
             if let Some(expected) = self.next_index
                 && batch.first_index > expected
             {
                 self.gap(stream_id, expected..batch.first_index, false);
             }
-            self.next_index = Some(batch.first_index + u64::from(batch.count));
+            self.next_index = Some(batch.first_index.saturating_add(u64::from(batch.count)));
         }
         let wait = match self.config.backpressure {
             Backpressure::Block => Some(BLOCK_SLICE),
@@ -312,12 +313,21 @@ impl State {
         let mut failure = None;
         let parsed = batch.for_each(|message| {
             if ordered {
-                if let Some(expected) = self.next_sequence
-                    && message.sequence > expected
-                {
-                    self.gap(stream_id, expected..message.sequence, true);
+                match self.next_sequence {
+                    Some(expected) if message.sequence < expected => {
+                        // A stream's numbers only grow: this one is damaged, not late.
+                        self.malformed(format!(
+                            "stream {stream_id:016x} sent sequence number {} after {expected}",
+                            message.sequence
+                        ));
+                        return true;
+                    }
+                    Some(expected) if message.sequence > expected => {
+                        self.gap(stream_id, expected..message.sequence, true);
+                    }
+                    _ => {}
                 }
-                self.next_sequence = Some(message.sequence + 1);
+                self.next_sequence = Some(message.sequence.saturating_add(1));
             }
             self.stats.messages += 1;
             match self.deliver(message.bytes, wait, stop) {

@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::{Bridge, STEP, Tick, args, endpoints, free_port, unique};
-use salias::{Config, FifoMpsc};
+use common::{Bridge, args, endpoints, fifo_channels, free_port, pass_through, unique};
 
 /// The allocation count in the first line that reports `counted` (e.g. "delivered=640 ").
 fn allocations_at(bridge: &mut Bridge, counted: &str) -> u64 {
@@ -18,9 +17,7 @@ fn allocations_at(bridge: &mut Bridge, counted: &str) -> u64 {
 fn the_hot_path_does_not_allocate_per_message() {
     const WARM: u64 = 640;
     const MEASURED: u64 = 64_000;
-    let (from, to) = (unique("alloc-a"), unique("alloc-b"));
-    let source = FifoMpsc::<Tick>::create(&Config::new(&from).capacity(4 << 20)).unwrap();
-    let target = FifoMpsc::<Tick>::create(&Config::new(&to).capacity(4 << 20)).unwrap();
+    let (from, to, source, target) = fifo_channels("alloc");
     let (listen, connect) = endpoints("127.0.0.1", free_port());
     let key = unique("alloc");
     let stats = ["--stats-every", "20"];
@@ -40,20 +37,12 @@ fn the_hot_path_does_not_allocate_per_message() {
     );
     let mut publisher = source.publisher().unwrap();
     let mut subscriber = target.subscriber().unwrap();
-    let mut send = |range: std::ops::Range<u64>| {
-        for seq in range.clone() {
-            publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
-        }
-        for seq in range {
-            assert_eq!(subscriber.recv_timeout(STEP).unwrap().seq, seq);
-        }
-    };
-    send(0..WARM);
+    pass_through(&mut publisher, &mut subscriber, 0..WARM);
     let (out_before, in_before) = (
         allocations_at(&mut outbound, &format!("messages={WARM} ")),
         allocations_at(&mut inbound, &format!("delivered={WARM} ")),
     );
-    send(WARM..WARM + MEASURED);
+    pass_through(&mut publisher, &mut subscriber, WARM..WARM + MEASURED);
     let total = WARM + MEASURED;
     let out_after = allocations_at(&mut outbound, &format!("messages={total} "));
     let in_after = allocations_at(&mut inbound, &format!("delivered={total} "));

@@ -7,7 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    Bridge, Other, STEP, Tick, all_but, args, endpoints, free_port, gap_of, two_publishers_arrive_in_order, unique,
+    Bridge, Other, STEP, Tick, all_but, args, endpoints, fifo_channels, free_port, gap_of, pass_through,
+    two_publishers_arrive_in_order, unique,
 };
 use salias::{Config, FifoFanout, FifoMpsc, OrderedMpsc, RawFifoMpsc};
 
@@ -167,9 +168,7 @@ fn a_far_publisher_that_died_holding_a_number_is_a_gap_on_the_near_side() {
 
 #[test]
 fn messages_wait_in_the_channel_while_no_far_side_subscribes() {
-    let (from, to) = (unique("wait-a"), unique("wait-b"));
-    let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
-    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (from, to, source, target) = fifo_channels("wait");
     let (listen, connect) = endpoints("127.0.0.1", free_port());
     let key = unique("wait");
     let start_in = || {
@@ -181,12 +180,7 @@ fn messages_wait_in_the_channel_while_no_far_side_subscribes() {
     let _outbound = Bridge::spawn(&[], &args(&["out", "--channel", &from, "--key", &key], &connect));
     let mut publisher = source.publisher().unwrap();
     let mut subscriber = target.subscriber().unwrap();
-    for seq in 0..100 {
-        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
-    }
-    for seq in 0..100 {
-        assert_eq!(subscriber.recv_timeout(STEP).unwrap().seq, seq);
-    }
+    pass_through(&mut publisher, &mut subscriber, 0..100);
     first.kill();
     // Long enough for `out` to see its subscriber gone (its socket closed at once).
     std::thread::sleep(Duration::from_millis(300));
@@ -238,4 +232,40 @@ fn fifo_messages_cross_zenohs_udp_link() {
         ],
     );
     two_publishers_arrive_in_order(&source, &target, 1_000);
+}
+
+#[test]
+fn samples_that_are_not_a_bridges_are_counted_and_ignored() {
+    use zenoh::Wait;
+    let (from, to, source, target) = fifo_channels("garbage");
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let key = unique("garbage");
+    let mut inbound = Bridge::spawn(&[], &args(&["in", "--key", &key, "--channel", &to], &listen));
+    inbound.wait_for("in: ");
+    // A stranger on the key: a sample without metadata, and one whose metadata is not a
+    // bridge's (damaged batches of a real stream: the unit tests in src/wire.rs).
+    let mut config = zenoh::Config::default();
+    config.insert_json5("mode", "\"peer\"").unwrap();
+    config
+        .insert_json5("connect/endpoints", &format!("[\"{}\"]", connect[1]))
+        .unwrap();
+    config.insert_json5("scouting/multicast/enabled", "false").unwrap();
+    let stranger = zenoh::open(config).wait().unwrap();
+    let publisher = stranger.declare_publisher(key.clone()).wait().unwrap();
+    let deadline = Instant::now() + STEP;
+    while !publisher.matching_status().wait().unwrap().matching() {
+        assert!(Instant::now() < deadline, "the in side never subscribed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    publisher.put(vec![1u8, 2, 3]).wait().unwrap();
+    publisher.put(vec![4u8; 40]).attachment(vec![0xffu8; 9]).wait().unwrap();
+    inbound.wait_for("has no stream metadata");
+    inbound.wait_for("is not salias-bridge stream metadata");
+    // The real stream still gets through, intact and in order.
+    let _outbound = Bridge::spawn(&[], &args(&["out", "--channel", &from, "--key", &key], &connect));
+    pass_through(
+        &mut source.publisher().unwrap(),
+        &mut target.subscriber().unwrap(),
+        0..100,
+    );
 }

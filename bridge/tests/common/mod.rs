@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use salias::{FifoMpsc, OrderedMpsc, SaliasMessage};
+use salias::{Config, FifoMpsc, OrderedMpsc, Publisher, SaliasMessage, Subscriber};
 
 /// The test message: which publisher sent it, its number in that publisher's stream,
 /// and a check word derived from both.
@@ -244,4 +244,23 @@ pub fn all_but(target: &OrderedMpsc<Tick>, total: u64, missing: std::ops::Range<
         subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
         "nothing more arrives"
     );
+}
+
+/// A source and a target FIFO channel for test `what`: their names and the channels.
+pub fn fifo_channels(what: &str) -> (String, String, FifoMpsc<Tick>, FifoMpsc<Tick>) {
+    let (from, to) = (unique(&format!("{what}-a")), unique(&format!("{what}-b")));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from).capacity(4 << 20)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to).capacity(4 << 20)).unwrap();
+    (from, to, source, target)
+}
+
+/// Sends ticks `seqs` and receives every one, intact and in order, on the far channel.
+pub fn pass_through(publisher: &mut Publisher<Tick>, subscriber: &mut Subscriber<Tick>, seqs: std::ops::Range<u64>) {
+    for seq in seqs.clone() {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    for seq in seqs {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(tick.is_intact() && tick.seq == seq, "expected {seq}, got {tick:?}");
+    }
 }
