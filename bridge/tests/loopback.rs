@@ -269,3 +269,55 @@ fn samples_that_are_not_a_bridges_are_counted_and_ignored() {
         0..100,
     );
 }
+
+#[test]
+fn drop_mode_counts_what_a_full_local_channel_refused() {
+    const SENT: u64 = 2_000;
+    let (from, to) = (unique("drop-a"), unique("drop-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    // A small ring nobody reads yet: it fills after about a hundred messages.
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to).capacity(4096)).unwrap();
+    let (mut inbound, _outbound) = bridges(
+        &unique("drop"),
+        &from,
+        &to,
+        &["--backpressure", "drop", "--stats-every", "20"],
+        &[],
+    );
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..SENT {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let line = inbound.wait_for(&format!(" messages={SENT} "));
+    let count = |name: &str| -> u64 {
+        let field = line
+            .split(&format!(" {name}="))
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next());
+        field
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+    };
+    let (delivered, dropped) = (count("delivered"), count("dropped"));
+    assert!(dropped > 0, "a full channel drops: {line}");
+    assert_eq!(
+        delivered + dropped,
+        SENT,
+        "every message is delivered or counted: {line}"
+    );
+    // What was delivered is there, in order.
+    let mut subscriber = target.subscriber().unwrap();
+    let mut last = None;
+    for _ in 0..delivered {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(
+            tick.is_intact() && last.is_none_or(|last| tick.seq > last),
+            "{tick:?} after {last:?}"
+        );
+        last = Some(tick.seq);
+    }
+    assert!(
+        subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+        "nothing more arrives"
+    );
+}
