@@ -15,8 +15,9 @@
 //! (`rustix_use_libc`: rustix's raw auxv reader does not run under valgrind.)
 
 use salias::{Config, FifoMpsc, OrderedMpsc, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,

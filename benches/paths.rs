@@ -10,12 +10,13 @@ use std::cell::RefCell;
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, Publisher, SaliasMessage, Subscriber, Topology};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 fn main() {
     divan::main();
 }
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Msg64 {
     seq: u64,

@@ -12,8 +12,9 @@
 use std::time::Instant;
 
 use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, SaliasMessage, Topology};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Msg64 {
     seq: u64,

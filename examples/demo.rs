@@ -10,10 +10,11 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use salias::{BusySpin, Config, Error, FifoMpsc, SaliasMessage};
+use salias::{BusySpin, Config, Error, FifoMpsc, PublishError, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: one cache line.
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Stamp {
     seq: u64,
@@ -72,8 +73,8 @@ fn publisher(name: &str, core: Option<usize>) -> Result<(), Error> {
             offers += 1;
             match publisher.offer(&stamp) {
                 Ok(()) => break,
-                Err(Error::Backpressured) => std::hint::spin_loop(),
-                Err(e) => return Err(e),
+                Err(PublishError::Backpressured) => std::hint::spin_loop(),
+                Err(e) => return Err(e.into()),
             }
         }
     }

@@ -3,8 +3,9 @@
 //! Run: `cargo run --example minimal_fifo`
 
 use salias::{Config, FifoMpsc, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug)]
 #[repr(C)]
 struct Tick {
     sequence: u64,

@@ -6,8 +6,9 @@
 //! delivers strictly in that order, whichever publisher sent it.
 
 use salias::{Config, OrderedMpsc, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug)]
 #[repr(C)]
 struct Order {
     gateway: u64,

@@ -7,7 +7,7 @@ mod quote;
 
 use std::time::{Duration, Instant};
 
-use salias::{Error, FifoMpsc};
+use salias::{Error, FifoMpsc, PublishError};
 
 use quote::{CHANNEL, Quote};
 
@@ -35,8 +35,8 @@ fn main() -> Result<(), Error> {
         let mut claim = loop {
             match publisher.claim() {
                 Ok(claim) => break claim,
-                Err(Error::Backpressured) => std::hint::spin_loop(),
-                Err(e) => return Err(e),
+                Err(PublishError::Backpressured) => std::hint::spin_loop(),
+                Err(e) => return Err(e.into()),
             }
         };
         *claim = Quote {

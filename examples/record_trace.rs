@@ -20,7 +20,9 @@
 
 use std::time::{Duration, Instant};
 
-use salias::{ChannelStatus, Config, Error, Publisher, RawOrderedMpsc, SlotHolder, Subscriber, channel_status};
+use salias::{
+    ChannelStatus, Config, Error, PublishError, Publisher, RawOrderedMpsc, SlotHolder, Subscriber, channel_status,
+};
 use serde_json::{Value, json};
 
 type Pub = Publisher<salias::Bytes, salias::Ordered, salias::Mpsc>;
@@ -78,8 +80,8 @@ impl Recorder {
         let payload = vec![slot as u8; len];
         let accepted = match publisher.offer(&payload) {
             Ok(()) => true,
-            Err(Error::Backpressured) => false,
-            Err(e) => return Err(e),
+            Err(PublishError::Backpressured) => false,
+            Err(e) => return Err(e.into()),
         };
         let now = self.status()?;
         let (before, after) = (&self.last.publishers[slot], &now.publishers[slot]);

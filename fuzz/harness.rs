@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memmap2::MmapMut;
 use salias::__private::{RawOffsets, shm_object_names};
 use salias::{Bytes, Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, SaliasMessage, Topology};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,

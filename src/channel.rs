@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::config::Config;
+use crate::config::{Config, Creates};
 use crate::error::Result;
 use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 use crate::message::{Bytes, Payload};
@@ -21,7 +21,8 @@ use crate::wire::frame::Frame;
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-channel-{}", std::process::id());
@@ -108,7 +109,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-create-{}", std::process::id());
@@ -119,7 +121,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// assert!(matches!(again, Err(salias::Error::AlreadyExists { .. })));
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn create(config: &Config) -> Result<Self> {
+    pub fn create<C: Creates<T>>(config: &Config<C>) -> Result<Self> {
         let (shared, ownership) = region::create(config, Self::kind(false))?;
         Ok(Channel {
             shared: Arc::new(shared),
@@ -138,7 +140,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-connect-{}", std::process::id());
@@ -146,7 +149,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// let channel = salias::FifoMpsc::<Tick>::connect(&name)?;
     /// assert!(!channel.is_owner());
     /// // The type, mode and topology must be the channel's.
-    /// # #[derive(SaliasMessage, Clone, Copy)]
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
     /// # #[repr(C)]
     /// # struct Quote { bid: f64 }
     /// let wrong = salias::FifoMpsc::<Quote>::connect(&name);
@@ -163,7 +166,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-connect-with-{}", std::process::id());
@@ -187,7 +191,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-publisher-{}", std::process::id());
@@ -212,7 +217,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-subscriber-{}", std::process::id());
@@ -236,7 +242,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-reap-{}", std::process::id());
@@ -260,7 +267,8 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-subscriber-at-{}", std::process::id());
@@ -285,7 +293,8 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-as-bytes-{}", std::process::id());
@@ -338,7 +347,8 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Channel<T, M, K> {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-reaped-{}", std::process::id());
@@ -360,7 +370,8 @@ pub struct Reaped {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-remove-{}", std::process::id());
@@ -379,7 +390,8 @@ pub fn remove(name: &str) -> Result<()> {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-remove-stale-{}", std::process::id());

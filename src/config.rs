@@ -1,9 +1,11 @@
 //! Channel names and [`Config`]: everything `create` needs, validated before any shared
 //! memory is touched.
 
+use std::marker::PhantomData;
 use std::path::PathBuf;
 
 use crate::error::{Error, NameProblem, Result};
+use crate::message::{Bytes, Payload};
 
 /// Longest channel name, in bytes.
 pub const MAX_NAME_LEN: usize = 64;
@@ -68,12 +70,21 @@ impl HugePages {
 /// Everything `create` needs to make a channel. Start from [`Config::new`] and change what
 /// differs from the defaults.
 ///
+/// The type parameter says which channels the config can create, so a setting that means
+/// nothing for a channel is a compile error rather than silently ignored: `Config` (that
+/// is, `Config<AnyChannel>`) holds only settings every channel has and creates any
+/// channel; a raw-only setting ([`max_message_size`](Config::max_message_size): a typed
+/// channel's messages are always `size_of::<T>()` bytes) turns it into a
+/// `Config<RawChannel>`, which creates raw byte channels only.
+///
 /// ```
 /// let config = salias::Config::new("quotes").capacity(4 << 20).publishers(2);
 /// assert_eq!(config.name(), "quotes");
+/// let raw: salias::Config<salias::RawChannel> = config.max_message_size(256);
+/// # let _ = raw;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Config {
+pub struct Config<C: ChannelSettings = AnyChannel> {
     pub(crate) name: String,
     pub(crate) capacity: usize,
     pub(crate) publishers: u32,
@@ -86,6 +97,48 @@ pub struct Config {
     pub(crate) publication_window: Option<usize>,
     pub(crate) permissions: u32,
     pub(crate) keep: bool,
+    _channels: PhantomData<fn() -> C>,
+}
+
+/// A [`Config`] with only the settings every channel has: it creates channels of any
+/// message type, and raw byte channels with the default 4 KiB message maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AnyChannel {}
+
+/// A [`Config`] with a raw-only setting ([`Config::max_message_size`]): it creates raw byte
+/// channels ([`Bytes`]) only.
+///
+/// ```compile_fail
+/// # use salias::{Config, SaliasMessage};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// // A typed channel's messages are `size_of::<Tick>()` bytes: no maximum to set.
+/// let _ = salias::FifoMpsc::<Tick>::create(&Config::new("ticks").max_message_size(64));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RawChannel {}
+
+/// Which channels a [`Config`] creates: [`AnyChannel`] or [`RawChannel`]. Sealed.
+pub trait ChannelSettings: sealed::Sealed + 'static {}
+impl ChannelSettings for AnyChannel {}
+impl ChannelSettings for RawChannel {}
+
+/// That a [`Config`] with settings `Self` can create a channel of payload `T`.
+#[diagnostic::on_unimplemented(
+    message = "this `Config` has `max_message_size` set, which only raw byte channels have, so it cannot create a channel of `{T}`",
+    label = "a typed channel's messages are exactly `size_of::<{T}>()` bytes",
+    note = "remove `.max_message_size(...)` for a channel of `{T}`, or carry raw bytes (`salias::Bytes`, e.g. `RawFifoMpsc`) to choose a maximum"
+)]
+pub trait Creates<T: Payload>: ChannelSettings {}
+impl<T: Payload> Creates<T> for AnyChannel {}
+impl Creates<Bytes> for RawChannel {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::AnyChannel {}
+    impl Sealed for super::RawChannel {}
 }
 
 impl Config {
@@ -100,12 +153,14 @@ impl Config {
     ///     .capacity(4 << 20)          // 4 MiB of ring per publisher
     ///     .publishers(2)               // two publisher slots
     ///     .subscribers(8)             // eight subscriber slots (Fanout)
-    ///     .max_message_size(1024)     // raw channels: largest message
     ///     .publication_window(1 << 20) // how far a publisher may run ahead of the slowest reader
     ///     .huge_pages(HugePages::None)
     ///     .permissions(0o660)         // owner and group may connect
     ///     .keep_on_drop(false);       // the owner's drop removes the name
     /// assert_eq!(config.name(), "market-data");
+    /// // Raw byte channels only: the largest message.
+    /// let raw = config.max_message_size(1024);
+    /// # let _ = raw;
     /// ```
     pub fn new(name: impl Into<String>) -> Self {
         Config {
@@ -120,9 +175,12 @@ impl Config {
             publication_window: None,
             permissions: 0o600,
             keep: false,
+            _channels: PhantomData,
         }
     }
+}
 
+impl<C: ChannelSettings> Config<C> {
     /// The channel name.
     pub fn name(&self) -> &str {
         &self.name
@@ -171,10 +229,31 @@ impl Config {
             .unwrap_or(if fanout { DEFAULT_FANOUT_SUBSCRIBERS } else { 1 })
     }
 
-    /// Largest raw message, in bytes. Typed channels use the message type's size instead.
-    pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.max_message_size = bytes;
-        self
+    /// Largest raw message, in bytes (default 4 KiB). Raw byte channels only: the config
+    /// becomes a `Config<RawChannel>`, which a typed channel's `create` refuses at compile
+    /// time, as its messages are always `size_of::<T>()` bytes.
+    ///
+    /// ```
+    /// # let name = format!("doc-max-message-size-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name).max_message_size(64))?;
+    /// assert_eq!(channel.max_message_size(), 64);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn max_message_size(self, bytes: usize) -> Config<RawChannel> {
+        Config {
+            name: self.name,
+            capacity: self.capacity,
+            publishers: self.publishers,
+            subscribers: self.subscribers,
+            max_message_size: bytes,
+            huge_pages: self.huge_pages,
+            hugetlbfs_dir: self.hugetlbfs_dir,
+            numa_node: self.numa_node,
+            publication_window: self.publication_window,
+            permissions: self.permissions,
+            keep: self.keep,
+            _channels: PhantomData,
+        }
     }
 
     /// Back the rings with explicit huge pages (Linux). Fails at `create` if they cannot be

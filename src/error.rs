@@ -1,4 +1,5 @@
-//! One error type for every fallible salias call.
+//! The error of every setup call (create, connect, claiming a handle, status), and what a
+//! publish's or a receive's small error becomes through `?`.
 //!
 //! Each variant carries what is needed to write a sentence that says what went wrong and
 //! how to fix it; `Display` is that sentence, never a `Debug` dump.
@@ -9,7 +10,8 @@ use std::fmt;
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-role-{}", std::process::id());
@@ -71,7 +73,8 @@ pub enum NameProblem {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-trust-problem-{}", std::process::id());
@@ -108,26 +111,24 @@ pub enum TrustProblem {
     NotAFile,
 }
 
-/// Every way a salias call can fail.
+/// Every way a setup call can fail, and what `?` makes of a failed publish or receive
+/// (the hot path itself returns the small [`PublishError`](crate::PublishError) and
+/// [`ReceiveError`](crate::ReceiveError)).
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-error-{}", std::process::id());
 /// use std::time::Duration;
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
 /// let mut publisher = channel.publisher()?;
-/// loop {
-///     match publisher.offer(&Tick { seq: 0 }) {
-///         Ok(()) => {}
-///         // Expected in normal operation: the subscriber is behind.
-///         Err(salias::Error::Backpressured) => break,
-///         // Anything else says what went wrong and what to do.
-///         Err(other) => panic!("{other}"),
-///     }
-/// }
+/// // A publish returns the small `PublishError`; `?` makes it an `Error`.
+/// while publisher.offer(&Tick { seq: 0 }) != Err(salias::PublishError::Backpressured) {}
+/// let full: salias::Error = publisher.offer(&Tick { seq: 0 }).unwrap_err().into();
+/// assert_eq!(full, salias::Error::Publish(salias::PublishError::Backpressured));
 /// let err = salias::FifoMpsc::<Tick>::connect("no-such-channel").unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
@@ -245,24 +246,12 @@ pub enum Error {
         /// How many slots the channel has.
         slots: u32,
     },
-    /// A message is larger than the channel accepts.
-    MessageTooLarge {
-        /// The message length in bytes.
-        len: usize,
-        /// The channel's maximum message length in bytes.
-        max: usize,
-    },
-    /// A raw message for a typed channel does not have the type's exact size.
-    WrongMessageSize {
-        /// The message length in bytes.
-        len: usize,
-        /// The channel's message type size in bytes.
-        expected: usize,
-    },
-    /// The ring has no room for the message now; nothing was written. Retry later.
-    Backpressured,
-    /// A blocking call gave up after its timeout.
-    TimedOut,
+    /// A publish failed; `?` turned its [`PublishError`](crate::PublishError) into this.
+    /// For a broken channel, `fault()` on the publisher has the full error.
+    Publish(crate::PublishError),
+    /// A receive failed; `?` turned its [`ReceiveError`](crate::ReceiveError) into this.
+    /// For a broken channel, `fault()` on the subscriber has the full error.
+    Receive(crate::ReceiveError),
     /// An operating-system call failed.
     Platform {
         /// The call, e.g. `shm_open`.
@@ -376,7 +365,9 @@ impl fmt::Display for Error {
                         f,
                         "character {ch:?} at byte {at} is not allowed; use only letters, digits, '.', '_' and '-'"
                     ),
-                    NameProblem::BadStart => f.write_str("it starts with '.' or '-'; start it with a letter, digit or '_'"),
+                    NameProblem::BadStart => {
+                        f.write_str("it starts with '.' or '-'; start it with a letter, digit or '_'")
+                    }
                 }
             }
             Error::InvalidConfig { field, reason } => write!(f, "invalid config `{field}`: {reason}"),
@@ -384,7 +375,10 @@ impl fmt::Display for Error {
                 f,
                 "no channel named {name:?} exists; create it first with `create`, or check the name"
             ),
-            Error::AlreadyExists { name, owner_pid: Some(pid) } => write!(
+            Error::AlreadyExists {
+                name,
+                owner_pid: Some(pid),
+            } => write!(
                 f,
                 "channel {name:?} already exists and is owned by live process {pid}; connect to it instead, or choose another name"
             ),
@@ -441,18 +435,8 @@ impl fmt::Display for Error {
                 "channel {name:?} has subscriber slots 0 to {}, not {slot}; create it with more `subscribers` or pick a lower slot",
                 slots.saturating_sub(1)
             ),
-            Error::MessageTooLarge { len, max } => write!(
-                f,
-                "message of {len} bytes is larger than the channel's maximum of {max} bytes; split it or create the channel with a larger `max_message_size`"
-            ),
-            Error::WrongMessageSize { len, expected } => write!(
-                f,
-                "raw message of {len} bytes does not fit this typed channel, whose messages are exactly {expected} bytes"
-            ),
-            Error::Backpressured => f.write_str(
-                "the ring is full: subscribers have not released enough space; nothing was written, retry later or use a blocking send",
-            ),
-            Error::TimedOut => f.write_str("the blocking call timed out before it could complete"),
+            Error::Publish(error) => error.fmt(f),
+            Error::Receive(error) => error.fmt(f),
             Error::Platform {
                 call,
                 object,
@@ -518,7 +502,10 @@ impl fmt::Display for Error {
                 "this handle on channel {name:?} was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again"
             ),
             Error::Unsupported { feature, platform } => {
-                write!(f, "{feature} are not supported on {platform}; leave that setting at its default")
+                write!(
+                    f,
+                    "{feature} are not supported on {platform}; leave that setting at its default"
+                )
             }
         }
     }

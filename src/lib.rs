@@ -6,8 +6,9 @@
 //!
 //! ```
 //! use salias::{Config, FifoMpsc, SaliasMessage};
+//! use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 //!
-//! #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+//! #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 //! #[repr(C)]
 //! struct Quote {
 //!     instrument: u64,
@@ -33,13 +34,18 @@
 //! - **Channels**: [`Channel`] and its kinds [`FifoMpsc`], [`FifoFanout`], [`OrderedMpsc`],
 //!   [`OrderedFanout`]; raw bytes with [`RawFifoMpsc`]; [`remove`] for cleanup.
 //! - **Kinds**: ordering [`Mode`] ([`Fifo`], [`Ordered`]) × [`Topology`] ([`Mpsc`], [`Fanout`]).
-//! - **Messages**: [`Message`] and `#[derive(SaliasMessage)]`, [`Bytes`], [`Fingerprint`].
+//! - **Messages**: [`Message`] (zerocopy's plain-data traits plus a fingerprint) and
+//!   `#[derive(SaliasMessage)]`, [`Bytes`], [`Fingerprint`]; [`zerocopy`] re-exported.
 //! - **Handles**: [`Publisher`] (`offer`, `offer_batch`, `claim`, `send`), [`Subscriber`]
 //!   (`try_recv`, `poll`, `recv`, `recv_timeout`), and their borrowed views.
-//! - **Configuration**: [`Config`], [`HugePages`].
+//! - **Configuration**: [`Config`] (`Config<RawChannel>` once a raw-only setting is
+//!   made, which only raw channels accept), [`HugePages`].
 //! - **Waiting**: [`WaitStrategy`] with [`BusySpin`], [`SpinThenYield`], [`Adaptive`].
 //! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
-//! - **Errors**: [`Error`], one type whose `Display` says what went wrong and what to do.
+//! - **Errors**: [`Error`] from setup calls, whose `Display` says what went wrong and what
+//!   to do; the small `Copy` [`PublishError`] and [`ReceiveError`] from publishing and
+//!   receiving, with the full error of a broken channel in the handle's `fault()`; `?`
+//!   turns them into an `Error`.
 //!
 //! # Choosing a kind
 //!
@@ -50,7 +56,7 @@
 //! | [`OrderedMpsc`] | one global order | one | plus one `fetch_add` per message or batch | an order entry gateway feeding one matching engine |
 //! | [`OrderedFanout`] | one global order | each sees every message in that order | the same, held back by the slowest | an event log that every replica applies in the same order |
 //!
-//! Each comes typed (`FifoMpsc<Quote>`: fixed-size `#[derive(SaliasMessage)]` structs,
+//! Each comes typed (`FifoMpsc<Quote>`: fixed-size [`Message`] structs,
 //! read in place) or raw ([`RawFifoMpsc`] and friends: byte messages of any length up to
 //! [`Config::max_message_size`]).
 //!
@@ -66,11 +72,13 @@
 //!   [`Error::Stale`] and recovered by the next `create`.
 //! - **A peer writes garbage** (`tests/hostile.rs`, `tests/fuzz_corpus.rs`): everything
 //!   read from shared memory (geometry, positions, frame lengths, sequence numbers) is
-//!   validated before use: [`Error::Corrupt`] or a skipped frame, never an out-of-bounds
-//!   access or a hang.
+//!   validated before use: a `Corrupt` error ([`ReceiveError::Corrupt`], with the
+//!   details in [`Subscriber::fault`]; [`Error::Corrupt`] from setup calls) or a skipped
+//!   frame, never an out-of-bounds access or a hang.
 //! - **A peer truncates the objects** (`tests/truncation.rs`): a SIGBUS handler installed
 //!   once per process maps a zero page over the lost page and poisons the channel; every
-//!   later call on it returns [`Error::Corrupt`] instead of the process dying.
+//!   later call on it returns [`PublishError::Truncated`] or [`ReceiveError::Truncated`]
+//!   (setup calls [`Error::Corrupt`]) instead of the process dying.
 //! - **/dev/shm is too small** (`tests/full_shm.rs`): `create` reserves every page up front
 //!   and fails with [`Error::NoSpace`] (bytes needed and free, and the fix), leaving nothing
 //!   behind.
@@ -80,7 +88,8 @@
 //! - **A name changes hands** (`tests/name_reuse.rs`): an owner's drop and
 //!   [`remove_stale`] unlink only the objects they created, never a newer channel's.
 //! - **The process forks** (`tests/fork.rs`): in the child every inherited handle returns
-//!   [`Error::Inherited`] and releases nothing, and the inherited mappings are private
+//!   `Inherited` ([`PublishError::Inherited`], [`ReceiveError::Inherited`],
+//!   [`Error::Inherited`]) and releases nothing, and the inherited mappings are private
 //!   zero pages, so nothing reaches the parent's channels; the child connects again.
 //! - **The hot paths** (`tests/no_alloc.rs`, `tests/no_syscall.rs`): no publish or receive
 //!   path allocates or makes a system call; the two waiting paths that check liveness and
@@ -113,6 +122,7 @@
 mod channel;
 mod config;
 mod error;
+mod handle_error;
 mod kind;
 mod message;
 mod platform;
@@ -135,20 +145,25 @@ pub use channel::{
     RawOrderedMpsc, Reaped, remove, remove_stale,
 };
 pub use config::{
-    Config, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS,
-    validate_name,
+    AnyChannel, ChannelSettings, Config, Creates, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN,
+    MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawChannel, validate_name,
 };
 pub use error::{Error, NameProblem, Result, Role, TrustProblem};
+pub use handle_error::{PublishError, ReceiveError};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};
 pub use publisher::{Claim, ClaimBytes, Publisher};
-/// Derives [`Message`] for a `#[repr(C)]` struct of plain-data fields, checking at compile
-/// time that it has no padding, pointers or references, and recording its fingerprint.
+/// Makes a `#[repr(C)]` struct that derives zerocopy's `FromBytes`, `IntoBytes`,
+/// `Immutable` and `KnownLayout` a [`Message`], recording its fingerprint; refuses, at
+/// compile time and saying what to use instead, pointers, references, heap types, `bool`,
+/// `char`, enums, generics and a missing `#[repr(C)]` (zerocopy's derives check padding
+/// and the other fields). Option `#[salias(name = "...", version = N, crate = "...")]`.
 ///
 /// ```
 /// use salias::{Message, SaliasMessage};
+/// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 ///
-/// #[derive(SaliasMessage, Clone, Copy)]
+/// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 /// #[repr(C)]
 /// #[salias(name = "Quote", version = 2)] // what every process must agree on
 /// struct Quote {
@@ -167,30 +182,19 @@ pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;
 pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 
-/// zerocopy, re-exported: derive its `FromBytes`, `IntoBytes` and `Immutable` on a type to
-/// use it as a field inside a salias message.
+/// zerocopy, re-exported: a message type derives its `FromBytes`, `IntoBytes`, `Immutable`
+/// and `KnownLayout` (see [`Message`]), and so does a type used as a field inside one. Its
+/// derives need zerocopy's `derive` feature and name `::zerocopy`: depend on it directly,
+/// `zerocopy = { version = "0.8", features = ["derive"] }`.
 pub use zerocopy;
 
 /// Items the derive macro expands to (always), and the test hooks of the `testing`
 /// feature; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::message::FieldLayout;
+    pub use crate::message::{DerivedMessage, FieldLayout, PlainData, assert_plain_data};
     #[cfg(feature = "testing")]
     pub use crate::wire::layout::RawOffsets;
-    pub use bytemuck;
-    pub use zerocopy;
-
-    /// Implemented for every type that may be a field of a derived message.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a field of a salias message",
-        label = "this field's type is not plain data",
-        note = "message fields must be plain data: integers, floats, arrays of them, or types deriving zerocopy's `FromBytes`, `IntoBytes` and `Immutable` (re-exported as `salias::zerocopy`)"
-    )]
-    pub trait MessageField {}
-    impl<F: zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable> MessageField for F {}
-
-    pub const fn assert_field<F: MessageField + ?Sized>() {}
 
     /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
     #[cfg(feature = "testing")]
@@ -205,5 +209,4 @@ pub mod __private {
         let names = crate::platform::ObjectNames::of(name);
         [names.control, names.rings]
     }
-    pub const fn assert_pod<F: bytemuck::Pod>() {}
 }

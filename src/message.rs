@@ -1,22 +1,37 @@
 //! What a channel carries: fixed-layout typed messages ([`Message`], derived with
 //! `#[derive(SaliasMessage)]`) or variable-length raw bytes ([`Bytes`]).
 
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
 /// A plain-data message type that can be copied byte for byte between processes.
 ///
-/// Derive it with `#[derive(SaliasMessage)]` on a `#[repr(C)]` struct; the derive rejects
-/// pointers, references, heap types, `bool`, `char` and padding at compile time.
+/// Its plain-data guarantees are zerocopy's, required as supertraits: `FromBytes` (every
+/// bit pattern of `size_of::<Self>()` bytes is a valid value, so whatever a peer writes
+/// reads as some `Self`), `IntoBytes` (no padding: every byte sent is initialised),
+/// `Immutable` (no interior mutability behind a shared view) and `KnownLayout`. Derive
+/// those with zerocopy (`zerocopy = { version = "0.8", features = ["derive"] }`, also
+/// re-exported as [`salias::zerocopy`](crate::zerocopy)) next to `SaliasMessage`, which
+/// adds the fingerprint and refuses, with a sentence saying what to use instead, the field
+/// types that could never cross a process boundary.
 ///
-/// # Safety
+/// # A safe trait
 ///
-/// Implementors promise what zerocopy's `FromBytes + IntoBytes + Immutable` promise:
-/// every bit pattern of `size_of::<Self>()` bytes is a valid value, the type has no padding
-/// bytes, and it has no interior mutability. `FINGERPRINT` must describe the type's real
-/// size and alignment. The derive checks all of this; implement by hand only with the same
-/// guarantees.
+/// `Message` promises nothing zerocopy's traits do not already prove: salias's reads and
+/// writes of a `T` rely on `size_of::<T>()`, `align_of::<T>()` and the four supertraits
+/// only. The one other item, `FINGERPRINT`, is what `connect` compares to decide whether
+/// two processes mean the same type; a channel's frame length and alignment are checked
+/// against the real `size_of` and `align_of` separately, and every received frame's
+/// length against `size_of::<T>()`, so a fingerprint that lied would let two different
+/// plain-data types share a channel (wrong values, as from a buggy peer), never an
+/// out-of-bounds or invalid read. It is implemented for exactly the types that derive
+/// `SaliasMessage` (whose fingerprint is computed from the fields, never written by hand)
+/// and zerocopy's four traits.
 ///
 /// ```
 /// use salias::{Message, SaliasMessage};
-/// #[derive(SaliasMessage, Clone, Copy)]
+/// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+///
+/// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 /// #[repr(C)]
 /// #[salias(version = 2)]
 /// struct Order {
@@ -24,7 +39,7 @@
 ///     price: f64,
 ///     quantity: u32,
 ///     side: u8,
-///     _pad: [u8; 3], // explicit: derived messages may have no padding
+///     _pad: [u8; 3], // explicit: `IntoBytes` refuses padding
 /// }
 /// assert_eq!(Order::FINGERPRINT.size, 24);
 /// assert_eq!(Order::FINGERPRINT.schema_version, 2);
@@ -32,12 +47,53 @@
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a salias message type",
     label = "this type cannot be sent through a salias channel",
-    note = "add `#[derive(salias::SaliasMessage)]` and `#[repr(C)]` to `{Self}`, or use `salias::Bytes` for raw byte messages"
+    note = "add `#[derive(salias::SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout)]` (the last four from zerocopy) and `#[repr(C)]` to `{Self}`, or use `salias::Bytes` for raw byte messages"
 )]
-pub unsafe trait Message: Sized + Send + Sync + 'static {
+pub trait Message: FromBytes + IntoBytes + Immutable + KnownLayout + Sized + Send + Sync + 'static {
     /// The type's identity across processes, checked when a process connects.
     const FINGERPRINT: Fingerprint;
 }
+
+/// What `#[derive(SaliasMessage)]` implements: the fingerprint it computed from the
+/// fields. Not public API; `Message` follows from it and zerocopy's traits.
+#[doc(hidden)]
+pub trait DerivedMessage {
+    /// The fingerprint computed by the derive.
+    const FINGERPRINT: Fingerprint;
+}
+
+// Not recommended in diagnostics: a type that is not a message is then reported with
+// `Message`'s (and `Payload`'s) own words, not as a missing hidden `DerivedMessage`.
+#[diagnostic::do_not_recommend]
+impl<T> Message for T
+where
+    T: DerivedMessage + FromBytes + IntoBytes + Immutable + KnownLayout + Send + Sync + 'static,
+{
+    const FINGERPRINT: Fingerprint = {
+        let fingerprint = <T as DerivedMessage>::FINGERPRINT;
+        // The derive computes both from the type; a connect check relies on them.
+        assert!(fingerprint.size as usize == size_of::<T>() && fingerprint.align as usize == align_of::<T>());
+        fingerprint
+    };
+}
+
+/// What the derive asks of the type itself, checked at the derive so that a type missing
+/// zerocopy's derives gets one error there that says which to add.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement zerocopy's `FromBytes`, `IntoBytes`, `Immutable` and `KnownLayout`, which a salias message needs",
+    label = "a salias message must also be plain data by zerocopy's derives",
+    note = "derive them next to `SaliasMessage`: `#[derive(SaliasMessage, zerocopy::FromBytes, zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)]`, with `zerocopy = {{ version = \"0.8\", features = [\"derive\"] }}` in Cargo.toml",
+    note = "if they are derived already, zerocopy's own errors for them say what to fix (padding, or a field that is not plain data)"
+)]
+pub trait PlainData {}
+
+#[diagnostic::do_not_recommend]
+impl<T: FromBytes + IntoBytes + Immutable + KnownLayout> PlainData for T {}
+
+/// Compiles only for a type with zerocopy's four traits; the derive calls it.
+#[doc(hidden)]
+pub const fn assert_plain_data<T: PlainData>() {}
 
 /// Marker for a raw byte channel: variable-length frames up to the configured maximum.
 ///
@@ -53,7 +109,8 @@ pub enum Bytes {}
 ///
 /// ```
 /// use salias::{Message, SaliasMessage};
-/// #[derive(SaliasMessage, Clone, Copy)]
+/// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 /// #[repr(C)]
 /// struct Tick { seq: u64 }
 /// let fingerprint = Tick::FINGERPRINT;
@@ -161,7 +218,8 @@ impl Fingerprint {
 ///
 /// ```
 /// use salias::{Payload, SaliasMessage};
-/// #[derive(SaliasMessage, Clone, Copy)]
+/// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 /// #[repr(C)]
 /// struct Tick { seq: u64 }
 /// fn one_message_size<T: Payload>() -> Option<usize> { T::FIXED_LEN }
@@ -171,7 +229,7 @@ impl Fingerprint {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be carried by a salias channel",
     label = "not a salias message type",
-    note = "derive `salias::SaliasMessage` on a `#[repr(C)]` struct, or use `salias::Bytes` for raw byte messages"
+    note = "derive `salias::SaliasMessage` and zerocopy's `FromBytes`, `IntoBytes`, `Immutable` and `KnownLayout` on a `#[repr(C)]` struct, or use `salias::Bytes` for raw byte messages"
 )]
 pub trait Payload: sealed::Sealed + 'static {
     /// The payload length of every message, or `None` for variable-length raw bytes.

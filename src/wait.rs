@@ -15,7 +15,8 @@ use crate::{platform, protocol};
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-strategy-{}", std::process::id());
@@ -47,7 +48,8 @@ pub trait WaitStrategy: Send {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-busy-spin-{}", std::process::id());
@@ -70,7 +72,8 @@ impl WaitStrategy for BusySpin {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-spin-yield-{}", std::process::id());
@@ -111,7 +114,8 @@ impl WaitStrategy for SpinThenYield {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-adaptive-{}", std::process::id());
@@ -141,6 +145,11 @@ impl Default for Adaptive {
     }
 }
 
+// The spin and yield phases count calls instead of running `crossbeam_utils::Backoff`:
+// Backoff spins exponentially longer between looks (up to 64 pauses, then yields, with
+// limits fixed in the crate), which delays noticing a commit by up to those 64 pauses on
+// exactly the path whose latency salias sells; here every call looks once, and the
+// phase lengths are the user's settings.
 impl WaitStrategy for Adaptive {
     fn wait(&mut self, idle: u32, park: &mut Park<'_>) {
         let yields_end = self.spins.saturating_add(self.yields);
@@ -160,7 +169,8 @@ impl WaitStrategy for Adaptive {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-park-{}", std::process::id());

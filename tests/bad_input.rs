@@ -6,10 +6,13 @@ mod support;
 use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
-use salias::{Config, Error, FifoFanout, FifoMpsc, MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawFifoMpsc, SaliasMessage};
+use salias::{
+    Config, Error, FifoFanout, FifoMpsc, MAX_PUBLISHERS, MAX_SUBSCRIBERS, PublishError, RawFifoMpsc, SaliasMessage,
+};
 use support::{arg, report, role, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Tick {
     value: u64,
@@ -26,7 +29,7 @@ fn zero_length_and_maximum_length_raw_messages() {
     assert_eq!(subscriber.try_recv().unwrap().unwrap().len(), 0);
     // A message filling the whole ring needs every byte released, including the 16 of the
     // empty message just read; releases are batched, so hand them back explicitly.
-    assert_eq!(publisher.offer(&vec![1; max]), Err(Error::Backpressured));
+    assert_eq!(publisher.offer(&vec![1; max]), Err(PublishError::Backpressured));
     subscriber.release_all();
     // Twice in a row, so the second one wraps.
     for fill in [1u8, 2] {
@@ -37,7 +40,10 @@ fn zero_length_and_maximum_length_raw_messages() {
     }
     assert_eq!(
         publisher.offer(&vec![0; max + 1]),
-        Err(Error::MessageTooLarge { len: max + 1, max })
+        Err(PublishError::MessageTooLarge {
+            len: max + 1,
+            max: max as u32
+        })
     );
 }
 
@@ -64,7 +70,7 @@ fn most_slots_and_smallest_window() {
     let mut subscriber = tight.subscriber().unwrap();
     for value in 0..100 {
         publisher.offer(&Tick { value }).unwrap();
-        assert_eq!(publisher.offer(&Tick { value }), Err(Error::Backpressured));
+        assert_eq!(publisher.offer(&Tick { value }), Err(PublishError::Backpressured));
         assert_eq!(subscriber.try_recv().unwrap().unwrap().value, value);
     }
 }

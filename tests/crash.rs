@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedFanout};
+use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedFanout, PublishError};
 use support::{Checker, KillOnDrop, Sample, SplitMix, arg, role, spawn, unique_name};
 
 const ITERATIONS: u64 = 20;
@@ -66,7 +66,7 @@ fn crash_fifo_publisher_killed_mid_write() {
                     let mut claim = loop {
                         match publisher.claim() {
                             Ok(claim) => break claim,
-                            Err(Error::Backpressured) => std::thread::yield_now(),
+                            Err(PublishError::Backpressured) => std::thread::yield_now(),
                             Err(e) => panic!("{e}"),
                         }
                     };

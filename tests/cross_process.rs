@@ -6,7 +6,8 @@ mod support;
 use std::time::Duration;
 
 use salias::{
-    Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered, RawFifoMpsc,
+    Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered,
+    PublishError, RawFifoMpsc,
 };
 use support::{Checker, Sample, SplitMix, arg, report, role, send_batch, spawn, unique_name, wait_all};
 
@@ -38,7 +39,7 @@ fn cross_process_two_publishers_one_subscriber() {
                                 seq += 1;
                                 break;
                             }
-                            Err(Error::Backpressured) => std::thread::yield_now(),
+                            Err(PublishError::Backpressured) => std::thread::yield_now(),
                             Err(e) => panic!("{e}"),
                         }
                     },
@@ -122,7 +123,7 @@ fn cross_process_raw_frames_wrap_the_ring() {
                     let mut claim = loop {
                         match publisher.claim(1000) {
                             Ok(claim) => break claim,
-                            Err(Error::Backpressured) => std::thread::yield_now(),
+                            Err(PublishError::Backpressured) => std::thread::yield_now(),
                             Err(e) => panic!("{e}"),
                         }
                     };
@@ -189,7 +190,7 @@ fn cross_process_full_ring_backpressure_loses_nothing() {
                 loop {
                     match publisher.offer(&sample) {
                         Ok(()) => break,
-                        Err(Error::Backpressured) => {
+                        Err(PublishError::Backpressured) => {
                             refused += 1;
                             std::thread::yield_now();
                         }
@@ -647,7 +648,7 @@ fn cross_process_fanout_slow_subscriber_holds_back_without_loss() {
             let mut refused = 0u64;
             for seq in 0..MESSAGES {
                 while let Err(e) = publisher.offer(&Sample::new(0, seq)) {
-                    assert_eq!(e, Error::Backpressured);
+                    assert_eq!(e, PublishError::Backpressured);
                     refused += 1;
                     std::thread::yield_now();
                 }

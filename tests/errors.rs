@@ -3,10 +3,14 @@
 
 mod support;
 
-use salias::{Bytes, Config, Error, FifoMpsc, HugePages, NameProblem, RawFifoMpsc, Role, SaliasMessage};
+use salias::{
+    Bytes, Config, Error, FifoMpsc, HugePages, NameProblem, PublishError, RawFifoMpsc, ReceiveError, Role,
+    SaliasMessage,
+};
 use support::unique_name;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Quote {
     instrument: u64,
@@ -14,7 +18,7 @@ struct Quote {
     ask: f64,
 }
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Trade {
     instrument: u64,
@@ -24,7 +28,7 @@ struct Trade {
 
 /// A type with the same layout as `Quote` but a different name: the fingerprint tells
 /// them apart.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 #[salias(version = 2)]
 struct QuoteV2 {
@@ -37,7 +41,7 @@ fn create_err(config: Config) -> Error {
     FifoMpsc::<Quote>::create(&config).expect_err("the config must be refused")
 }
 
-fn raw_create_err(config: Config) -> Error {
+fn raw_create_err<C: salias::Creates<salias::Bytes>>(config: Config<C>) -> Error {
     RawFifoMpsc::create(&config).expect_err("the config must be refused")
 }
 
@@ -255,14 +259,14 @@ fn message_larger_than_maximum() {
     let channel = RawFifoMpsc::create(&Config::new(unique_name("big")).max_message_size(100)).unwrap();
     let mut publisher = channel.publisher().unwrap();
     let err = publisher.offer(&[0u8; 101]).unwrap_err();
-    assert_eq!(err, Error::MessageTooLarge { len: 101, max: 100 });
+    assert_eq!(err, PublishError::MessageTooLarge { len: 101, max: 100 });
     assert_eq!(
         err.to_string(),
         "message of 101 bytes is larger than the channel's maximum of 100 bytes; split it or create the channel with a larger `max_message_size`"
     );
     assert!(matches!(
         publisher.claim(101),
-        Err(Error::MessageTooLarge { len: 101, max: 100 })
+        Err(PublishError::MessageTooLarge { len: 101, max: 100 })
     ));
     // Nothing was written: the subscriber finds the ring empty.
     assert!(channel.subscriber().unwrap().try_recv().unwrap().is_none());
@@ -374,7 +378,7 @@ fn raw_view_of_typed_channel_keeps_the_type_size() {
     let raw = FifoMpsc::<Bytes>::connect_as_bytes(&name).unwrap();
     let mut publisher = raw.publisher().unwrap();
     let err = publisher.offer(&[1u8; 23]).unwrap_err();
-    assert_eq!(err, Error::WrongMessageSize { len: 23, expected: 24 });
+    assert_eq!(err, PublishError::WrongMessageSize { len: 23, expected: 24 });
     assert_eq!(
         err.to_string(),
         "raw message of 23 bytes does not fit this typed channel, whose messages are exactly 24 bytes"
@@ -623,17 +627,17 @@ fn backpressure_is_a_value_and_writes_nothing() {
             Err(e) => break e,
         }
     };
-    assert_eq!(err, Error::Backpressured);
+    assert_eq!(err, PublishError::Backpressured);
     assert_eq!(
         err.to_string(),
         "the ring is full: subscribers have not released enough space; nothing was written, retry later or use a blocking send"
     );
     assert_eq!(sent, rustix_page_size() as u64 / 40, "a full page of 40-byte frames");
     assert_eq!(publisher.backpressured(), 1);
-    assert!(matches!(publisher.claim(), Err(Error::Backpressured)));
+    assert!(matches!(publisher.claim(), Err(PublishError::Backpressured)));
     assert!(matches!(
         publisher.send_timeout(&quote(0), std::time::Duration::from_millis(20)),
-        Err(Error::TimedOut)
+        Err(PublishError::TimedOut)
     ));
     let mut subscriber = channel.subscriber().unwrap();
     let mut received = 0;
@@ -655,6 +659,6 @@ fn recv_timeout_on_empty_channel() {
         .recv_timeout(std::time::Duration::from_millis(30))
         .err()
         .unwrap();
-    assert_eq!(err, Error::TimedOut);
+    assert_eq!(err, ReceiveError::TimedOut);
     assert_eq!(err.to_string(), "the blocking call timed out before it could complete");
 }

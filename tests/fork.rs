@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use salias::{Config, Error, FifoFanout, SlotHolder};
+use salias::{Config, Error, FifoFanout, PublishError, ReceiveError, SlotHolder};
 use support::{Sample, role, spawn, unique_name, wait_all};
 
 const TEST: &str = "a_forked_child_never_acts_as_its_parent";
@@ -21,14 +21,10 @@ fn in_child(
 ) {
     let (mut publisher, mut subscriber) = (publisher, subscriber);
     let me = std::process::id();
-    assert!(matches!(
-        publisher.offer(&Sample::new(0, 99)),
-        Err(Error::Inherited { .. })
-    ));
-    assert!(matches!(
-        subscriber.try_recv().map(|m| m.is_some()),
-        Err(Error::Inherited { .. })
-    ));
+    assert_eq!(publisher.offer(&Sample::new(0, 99)), Err(PublishError::Inherited));
+    assert!(matches!(publisher.fault(), Some(Error::Inherited { name: n }) if n == name));
+    assert_eq!(subscriber.try_recv().map(|m| m.is_some()), Err(ReceiveError::Inherited));
+    assert!(matches!(subscriber.fault(), Some(Error::Inherited { name: n }) if n == name));
     let err = channel.publisher().unwrap_err();
     assert!(err.to_string().contains("inherited across fork()"), "{err}");
     // Dropping them releases nothing: the parent still holds its slots, and the channel

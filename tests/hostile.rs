@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use memmap2::MmapMut;
 use salias::__private::{RawOffsets, shm_object_names};
-use salias::{Config, Error, FifoMpsc, OrderedMpsc, RawFifoMpsc};
+use salias::{Config, Error, FifoMpsc, OrderedMpsc, PublishError, RawFifoMpsc, ReceiveError};
 use support::{Sample, SplitMix, arg, report, role, spawn, unique_name, wait_all};
 
 /// The channel's control block and rings, mapped writable behind salias's back.
@@ -67,18 +67,31 @@ fn corrupt_what(result: Result<impl std::fmt::Debug, Error>) -> String {
     }
 }
 
+/// The `what` of a publish's or receive's corruption: the call must have returned the
+/// small `corrupt` error, and the handle's `fault()` the full `Error::Corrupt`.
+fn fault_what<E: PartialEq + std::fmt::Debug>(
+    result: Result<impl std::fmt::Debug, E>,
+    corrupt: E,
+    fault: Option<Error>,
+) -> String {
+    match result {
+        Err(e) if e == corrupt => corrupt_what(Err::<(), _>(fault.expect("a corrupt call records its fault"))),
+        other => panic!("expected {corrupt:?}, got {other:?}"),
+    }
+}
+
 /// Polls until the subscriber reports corruption; a delivered message or ten seconds of
 /// silence fail the test.
 fn until_corrupt<M: salias::Mode, K: salias::Topology>(subscriber: &mut salias::Subscriber<Sample, M, K>) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        match subscriber.try_recv() {
-            Ok(None) => {
+        match subscriber.try_recv().map(|m| m.is_some()) {
+            Ok(false) => {
                 assert!(Instant::now() < deadline, "the subscriber never noticed");
                 std::thread::sleep(Duration::from_micros(10));
             }
-            Ok(Some(_)) => panic!("a damaged frame was delivered"),
-            Err(e) => return corrupt_what(Err::<(), _>(e)),
+            Ok(true) => panic!("a damaged frame was delivered"),
+            Err(e) => return fault_what(Err::<(), _>(e), ReceiveError::Corrupt, subscriber.fault()),
         }
     }
 }
@@ -94,7 +107,8 @@ fn frame_length_past_the_ring_is_an_error() {
     for length in [101u64, 5000, u32::MAX as u64] {
         // The length field shares a word with the reserved flags.
         raw.set_ring(raw.offsets.frame_len, length);
-        let what = corrupt_what(subscriber.try_recv().map(|m| m.map(|m| m.len())));
+        let received = subscriber.try_recv().map(|m| m.map(|m| m.len()));
+        let what = fault_what(received, ReceiveError::Corrupt, subscriber.fault());
         assert!(what.contains(&format!("declaring {length} bytes")), "{what}");
     }
     raw.set_ring(raw.offsets.frame_len, 3);
@@ -109,7 +123,8 @@ fn typed_frame_of_the_wrong_size_is_an_error() {
     channel.publisher().unwrap().offer(&Sample::new(0, 0)).unwrap();
     raw.set_ring(raw.offsets.frame_len, 63);
     let mut subscriber = channel.subscriber().unwrap();
-    let what = corrupt_what(subscriber.try_recv().map(|m| m.is_some()));
+    let received = subscriber.try_recv().map(|m| m.is_some());
+    let what = fault_what(received, ReceiveError::Corrupt, subscriber.fault());
     assert!(
         what.contains("declaring 63 bytes, but this channel's messages are exactly 64"),
         "{what}"
@@ -144,7 +159,8 @@ fn cursor_outside_the_ring_is_an_error_for_the_publisher() {
             break;
         }
     }
-    let what = corrupt_what(Err::<(), _>(refused.expect("the publisher noticed the cursor")));
+    let refused = refused.expect("the publisher noticed the cursor");
+    let what = fault_what(Err::<(), _>(refused), PublishError::Corrupt, publisher.fault());
     assert!(what.contains("cursor in ring 0 is 0"), "{what}");
 }
 
@@ -337,7 +353,7 @@ fn random_scribbles_never_crash_or_hang() {
                 };
                 match outcome {
                     Ok(n) => messages += n,
-                    Err(Error::Corrupt { .. }) => corrupt += 1,
+                    Err(ReceiveError::Corrupt) => corrupt += 1,
                     Err(e) => panic!("unexpected error kind: {e}"),
                 }
             }
@@ -363,8 +379,8 @@ fn random_scribbles_never_crash_or_hang() {
                 };
                 match p.offer(&Sample::new(0, seq)) {
                     Ok(()) => sent += 1,
-                    Err(Error::Backpressured) => {}
-                    Err(Error::Corrupt { .. }) => corrupt += 1,
+                    Err(PublishError::Backpressured) => {}
+                    Err(PublishError::Corrupt) => corrupt += 1,
                     Err(e) => panic!("unexpected error kind: {e}"),
                 }
                 seq += 1;

@@ -9,8 +9,9 @@ use std::process::Command;
 
 use salias::{Config, Error, FifoMpsc, HugePages, SaliasMessage};
 use support::unique_name;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,

@@ -5,11 +5,12 @@ mod support;
 
 use salias::{
     Bytes, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, Mode, Mpsc, Ordered, OrderedFanout, OrderedMpsc,
-    RawFifoFanout, RawFifoMpsc, RawOrderedFanout, RawOrderedMpsc, SaliasMessage, Topology,
+    PublishError, RawFifoFanout, RawFifoMpsc, RawOrderedFanout, RawOrderedMpsc, SaliasMessage, Topology,
 };
 use support::unique_name;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct Tick {
     publisher: u64,
@@ -110,7 +111,7 @@ fn leaving_fanout_subscriber_stops_holding_publishers_back() {
     }
     // The reader drains everything, but the idle subscriber still holds the ring full.
     assert_eq!(reader.poll(usize::MAX, |_, _| {}).unwrap(), sent);
-    assert_eq!(publisher.offer(&tick), Err(Error::Backpressured));
+    assert_eq!(publisher.offer(&tick), Err(PublishError::Backpressured));
     drop(idle);
     assert_eq!(publisher.offer(&tick), Ok(()));
     assert_eq!(reader.poll(usize::MAX, |_, _| {}).unwrap(), 1);
@@ -247,17 +248,17 @@ fn abandoned_ordered_claim_leaves_no_gap() {
     assert_eq!(sequences, [0, 1]);
 }
 
-/// A type that already derives bytemuck's `Pod` opts into the simpler check.
-#[derive(bytemuck::Pod, bytemuck::Zeroable, SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// A message whose name and schema version are set by hand.
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
-#[salias(pod, name = "PodTick", version = 3)]
+#[salias(name = "PodTick", version = 3)]
 struct PodTick {
     value: u64,
     weight: f64,
 }
 
 #[test]
-fn bytemuck_pod_messages_round_trip_and_keep_their_identity() {
+fn named_versioned_messages_round_trip_and_keep_their_identity() {
     use salias::Message;
     let fingerprint = PodTick::FINGERPRINT;
     assert_eq!(

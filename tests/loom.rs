@@ -36,7 +36,6 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use loom::thread;
 
-use salias::Result;
 use salias::protocol::{self, Head, PublisherView, RingHeads, SequenceWords, WakeWords};
 
 const PENDING_NONE: u64 = u64::MAX;
@@ -272,9 +271,7 @@ impl Subscriber {
             pending: &rings[ring].pending,
             pending_count: &rings[ring].pending_count,
         };
-        if let Some(end) =
-            protocol::find_gap("loom", self.next_sequence, &*sequence, self, rings.len(), publisher).unwrap()
-        {
+        if let Some(end) = protocol::find_gap(self.next_sequence, &*sequence, self, rings.len(), publisher).unwrap() {
             gaps.push(self.next_sequence..end);
             self.next_sequence = end;
         }
@@ -283,7 +280,9 @@ impl Subscriber {
 }
 
 impl RingHeads for Subscriber {
-    fn head(&self, ring: usize) -> Result<Option<Head>> {
+    type Error = std::convert::Infallible;
+
+    fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error> {
         let frame = self.rings[ring].frame(self.heads[ring]);
         if !protocol::is_committed(&frame.commit, self.heads[ring]) {
             return Ok(None);

@@ -9,9 +9,10 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use salias::{
-    Channel, Config, Error, Fanout, FifoFanout, FifoMpsc, Mode, Ordered, RawFifoMpsc, SaliasMessage, Topology,
+    Channel, Config, Fanout, FifoFanout, FifoMpsc, Mode, Ordered, PublishError, RawFifoMpsc, SaliasMessage, Topology,
 };
 use support::{HOLDER_ROLE, HeldNumber, role, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 struct Counting;
 
@@ -46,7 +47,7 @@ fn allocations_during(work: impl FnOnce()) -> u64 {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,
@@ -102,7 +103,7 @@ fn backpressure_and_empty_paths_do_not_allocate() {
     let allocations = allocations_during(|| {
         for _ in 0..1_000 {
             while publisher.offer(&tick).is_ok() {}
-            assert_eq!(publisher.offer(&tick), Err(Error::Backpressured));
+            assert_eq!(publisher.offer(&tick), Err(PublishError::Backpressured));
             while subscriber.try_recv().unwrap().is_some() {}
         }
     });
@@ -160,7 +161,7 @@ fn backpressured_fanout_publisher_checking_liveness_does_not_allocate() {
     while publisher.offer(&tick).is_ok() {}
     let allocations = allocations_during(|| {
         // Each refused offer may look for a dead subscriber (every REAP_INTERVAL).
-        for_many_liveness_checks(|| assert_eq!(publisher.offer(&tick), Err(Error::Backpressured)));
+        for_many_liveness_checks(|| assert_eq!(publisher.offer(&tick), Err(PublishError::Backpressured)));
     });
     assert_eq!(allocations, 0);
 }

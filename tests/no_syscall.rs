@@ -9,10 +9,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use salias::{Config, Error, FifoFanout, FifoMpsc, OrderedFanout, RawFifoMpsc, SaliasMessage};
+use salias::{Config, FifoFanout, FifoMpsc, OrderedFanout, PublishError, RawFifoMpsc, SaliasMessage};
 use support::{HOLDER_ROLE, HeldNumber, role, strace_marker, unique_name};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Tick {
     seq: u64,
@@ -159,7 +160,7 @@ fn backpressured_fanout_publisher_checks_liveness_rarely() {
         let tick = Tick { seq: 1, words: [0; 7] };
         while publisher.offer(&tick).is_ok() {}
         traced_calls("salias-bp", || {
-            assert_eq!(publisher.offer(&tick), Err(Error::Backpressured));
+            assert_eq!(publisher.offer(&tick), Err(PublishError::Backpressured));
         });
         return;
     }

@@ -7,11 +7,12 @@ mod support;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 use std::time::Duration;
 
 use salias::{Config, Error, FifoMpsc, Trust, TrustProblem};
-use support::{Sample, arg, report, role, root_or_skip, spawn_as_user, unique_name, wait_all};
+use support::{
+    Sample, TOOL_ROLE, arg, report, role, root_or_skip, run_tool, salias_tool, spawn_as_user, unique_name, wait_all,
+};
 
 /// The user the other side runs as (`nobody` on Debian).
 const OTHER_UID: u32 = 65534;
@@ -39,6 +40,9 @@ fn other_user_creates() {
 fn another_users_channel_is_refused_unless_trusted() {
     if role().as_deref() == Some("creator") {
         return other_user_creates();
+    }
+    if role().as_deref() == Some(TOOL_ROLE) {
+        run_tool();
     }
     if !root_or_skip(CROSS_USER, "running a child as another user") {
         return;
@@ -73,10 +77,7 @@ fn another_users_channel_is_refused_unless_trusted() {
         Err(Error::Untrusted { .. })
     ));
     assert!(matches!(salias::channel_status(&name), Err(Error::Untrusted { .. })));
-    let refused = Command::new(env!("CARGO_BIN_EXE_salias"))
-        .args(["show", &name])
-        .output()
-        .unwrap();
+    let refused = salias_tool(CROSS_USER, &["show", &name]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("user 65534"));
 
@@ -84,10 +85,7 @@ fn another_users_channel_is_refused_unless_trusted() {
     let trust = Trust::uid(OTHER_UID);
     let status = salias::channel_status_with(&name, &trust).unwrap();
     assert_eq!((status.owner_uid, status.mode), (OTHER_UID, 0o666));
-    let shown = Command::new(env!("CARGO_BIN_EXE_salias"))
-        .args(["--trust-uid", "65534", "show", &name])
-        .output()
-        .unwrap();
+    let shown = salias_tool(CROSS_USER, &["--trust-uid", "65534", "show", &name]);
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains("objects of user 65534, mode 0666"), "{shown}");
     let channel = FifoMpsc::<Sample>::connect_with(&name, &trust).unwrap();

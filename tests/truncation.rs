@@ -1,32 +1,48 @@
 //! A peer that shrinks a channel's objects under everyone (`ftruncate` to 0 or to half, at
 //! a random moment): every process that has the channel mapped, the publisher, the
-//! subscriber and `salias show`, carries on and reports `Error::Corrupt` instead of dying
-//! of SIGBUS.
+//! subscriber and `salias show`, carries on and reports the damage (`Truncated` or
+//! `Corrupt` from a publish or receive, with the full `Error::Corrupt` from the handle's
+//! `fault()`) instead of dying of SIGBUS.
 #![cfg(target_os = "linux")]
 
 mod support;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use salias::{Channel, Config, Error, Fanout, Fifo, Mpsc, Topology};
-use support::{Sample, SplitMix, arg, report, role, shm_objects_of, spawn, unique_name, wait_all};
+use salias::{Channel, Config, Error, Fanout, Fifo, Mpsc, PublishError, ReceiveError, Topology};
+use support::{
+    Sample, SplitMix, TOOL_ROLE, arg, report, role, run_tool, salias_tool, shm_objects_of, spawn, unique_name, wait_all,
+};
 
 const TEST: &str = "a_truncated_channel_is_reported_not_fatal";
 /// Slots of the Fanout channel used when the control block is cut: enough that it spans two
 /// pages, so cutting it in half takes a whole page away from under every process.
 const FANOUT_SUBSCRIBERS: u32 = 16;
 
-fn wait_for_corruption<R>(what: &str, mut attempt: impl FnMut() -> Result<R, Error>) {
+/// Retries `attempt` on `handle` until it reports the damage: `broken` says whether an
+/// error does (anything else but backpressure fails the test); `fault` must then hold
+/// the full `Error::Corrupt`.
+fn wait_for_corruption<H, R, E: Copy + std::fmt::Display>(
+    what: &str,
+    handle: &mut H,
+    mut attempt: impl FnMut(&mut H) -> Result<R, E>,
+    broken: impl Fn(E) -> Option<bool>,
+    fault: impl Fn(&H) -> Option<Error>,
+) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        match attempt() {
-            Err(Error::Corrupt { what: found, .. }) => {
-                report(format!("corrupt {what}: {found}"));
-                return;
+        if let Err(error) = attempt(handle) {
+            match broken(error) {
+                Some(true) => match fault(handle) {
+                    Some(Error::Corrupt { what: found, .. }) => {
+                        report(format!("corrupt {what}: {found}"));
+                        return;
+                    }
+                    other => panic!("{what} returned {error}, but its fault is {other:?}"),
+                },
+                Some(false) => {}
+                None => panic!("{what} expected Corrupt or Truncated, got {error}"),
             }
-            Err(Error::Backpressured) | Ok(_) => {}
-            Err(other) => panic!("{what} expected Corrupt, got {other}"),
         }
         assert!(Instant::now() < deadline, "{what} never noticed the truncation");
     }
@@ -40,16 +56,32 @@ fn run_role<K: Topology>(role: &str) {
             let mut publisher = channel.publisher().unwrap();
             report("running");
             let mut seq = 0;
-            wait_for_corruption("publisher", || {
-                let sent = publisher.offer(&Sample::new(0, seq));
-                seq += u64::from(sent.is_ok());
-                sent
-            });
+            wait_for_corruption(
+                "publisher",
+                &mut publisher,
+                |publisher| {
+                    let sent = publisher.offer(&Sample::new(0, seq));
+                    seq += u64::from(sent.is_ok());
+                    sent
+                },
+                |error| match error {
+                    PublishError::Corrupt | PublishError::Truncated => Some(true),
+                    PublishError::Backpressured => Some(false),
+                    _ => None,
+                },
+                |publisher| publisher.fault(),
+            );
         }
         _ => {
             let mut subscriber = channel.subscriber().unwrap();
             report("running");
-            wait_for_corruption("subscriber", || subscriber.try_recv().map(|m| m.map(|m| m.seq)));
+            wait_for_corruption(
+                "subscriber",
+                &mut subscriber,
+                |subscriber| subscriber.try_recv().map(|m| m.map(|m| m.seq)),
+                |error| matches!(error, ReceiveError::Corrupt | ReceiveError::Truncated).then_some(true),
+                |subscriber| subscriber.fault(),
+            );
         }
     }
 }
@@ -60,10 +92,7 @@ fn show_until(name: &str, stop: &std::sync::atomic::AtomicBool) -> (u32, u32) {
     use std::os::unix::process::ExitStatusExt;
     let (mut runs, mut refused) = (0, 0);
     while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs == 0 {
-        let out = Command::new(env!("CARGO_BIN_EXE_salias"))
-            .args(["show", name])
-            .output()
-            .unwrap();
+        let out = salias_tool(TEST, &["show", name]);
         assert!(
             out.status.signal().is_none(),
             "salias show was killed by signal {:?}",
@@ -125,10 +154,7 @@ fn truncate_case<K: Topology>(case: u64, object: usize, half: bool) {
     });
     // Once cut, `salias show` refuses the channel (a channel cut to 0 reads as one whose
     // creation has not finished).
-    let after = Command::new(env!("CARGO_BIN_EXE_salias"))
-        .args(["show", &name])
-        .output()
-        .unwrap();
+    let after = salias_tool(TEST, &["show", &name]);
     assert!(!after.status.success(), "salias show accepted a truncated channel");
     println!(
         "  salias show ran {runs} times ({refused} refused); afterwards: {}",
@@ -149,6 +175,9 @@ fn a_truncated_channel_is_reported_not_fatal() {
         // wait for. The normal and AddressSanitizer runs cover this test.
         println!("SKIPPED {TEST}: ThreadSanitizer's runtime is not reentrant for a fault inside its atomics");
         return;
+    }
+    if role().as_deref() == Some(TOOL_ROLE) {
+        run_tool();
     }
     if let Some(role) = role().filter(|role| role != "ignores-sigbus") {
         if arg::<bool>("FANOUT") {

@@ -1,10 +1,13 @@
 //! `#[derive(SaliasMessage)]`: makes a `#[repr(C)]` plain-data struct a salias message.
 //!
-//! The derive refuses, at compile time and with an error on the offending tokens, anything
-//! that cannot be copied byte for byte into another process: pointers, references, heap
-//! types, `bool`, `char`, enums, generics, a missing `#[repr(C)]`, and padding. Every other
-//! field type must implement zerocopy's `FromBytes + IntoBytes + Immutable`. It never
-//! panics: every problem becomes a `compile_error!`.
+//! Plain data is zerocopy's to prove: a message type derives zerocopy's `FromBytes`,
+//! `IntoBytes`, `Immutable` and `KnownLayout` next to this derive, and those check the
+//! fields and padding. This derive adds what zerocopy does not say: the fingerprint
+//! `connect` compares, and errors on the offending tokens, each saying what to use
+//! instead, for what can never cross a process boundary (pointers, references, heap types,
+//! `bool`, `char`, enums, generics, a missing `#[repr(C)]`). A type without zerocopy's
+//! derives gets one error naming them. It never panics: every problem becomes a
+//! `compile_error!`.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
@@ -12,14 +15,13 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, LitInt, LitStr, Type};
 
-/// Derives `salias::Message` for a `#[repr(C)]` struct of plain-data fields.
+/// Makes a `#[repr(C)]` struct that also derives zerocopy's `FromBytes`, `IntoBytes`,
+/// `Immutable` and `KnownLayout` a `salias::Message`, recording its fingerprint.
 ///
 /// Options, in `#[salias(...)]`:
 /// - `name = "Quote"`: the type name recorded in the fingerprint (default: the struct's
 ///   name without its module path); processes must agree on it.
 /// - `version = 3`: a schema version; processes must agree on it.
-/// - `pod`: check the struct with `bytemuck::Pod` instead of field by field, for types that
-///   already derive `Pod`.
 /// - `crate = "path::to::salias"`: where salias is, if it is renamed.
 #[proc_macro_derive(SaliasMessage, attributes(salias))]
 pub fn derive_salias_message(input: TokenStream) -> TokenStream {
@@ -33,7 +35,6 @@ pub fn derive_salias_message(input: TokenStream) -> TokenStream {
 struct Options {
     name: Option<String>,
     version: u32,
-    pod: bool,
     krate: syn::Path,
 }
 
@@ -41,7 +42,6 @@ fn parse_options(input: &DeriveInput) -> syn::Result<Options> {
     let mut options = Options {
         name: None,
         version: 0,
-        pod: false,
         krate: syn::parse_quote!(::salias),
     };
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("salias")) {
@@ -60,13 +60,15 @@ fn parse_options(input: &DeriveInput) -> syn::Result<Options> {
                 let value: LitInt = meta.value()?.parse()?;
                 options.version = value.base10_parse()?;
             } else if meta.path.is_ident("pod") {
-                options.pod = true;
+                return Err(meta.error(
+                    "the `pod` option is gone: salias messages are checked by zerocopy now; remove `pod` and derive `zerocopy::FromBytes, zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout` (bytemuck's `Pod` is not used)",
+                ));
             } else if meta.path.is_ident("crate") {
                 let value: LitStr = meta.value()?.parse()?;
                 options.krate = value.parse()?;
             } else {
                 return Err(meta.error(
-                    "unknown salias option; expected `name = \"...\"`, `version = N`, `pod` or `crate = \"...\"`",
+                    "unknown salias option; expected `name = \"...\"`, `version = N` or `crate = \"...\"`",
                 ));
             }
             Ok(())
@@ -197,7 +199,6 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let private = quote!(#krate::__private);
     let type_name = options.name.clone().unwrap_or_else(|| ident.to_string());
     let version = options.version;
-    let struct_name = ident.to_string();
 
     let members: Vec<TokenStream2> = fields
         .iter()
@@ -218,35 +219,16 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let types: Vec<&Type> = fields.iter().map(|f| &f.ty).collect();
     let labels: Vec<String> = types.iter().map(|t| type_label(t)).collect();
 
-    let checks = if options.pod {
-        quote! { #private::assert_pod::<#ident>(); }
-    } else {
-        let field_checks = types.iter().map(|ty| {
-            quote_spanned! {ty.span()=> #private::assert_field::<#ty>(); }
-        });
-        let padding_message = format!(
-            "`{struct_name}` has padding bytes, which would send uninitialised memory to other processes; add explicit filler fields such as `_pad: [u8; N]` so every byte is a field"
-        );
-        quote! {
-            #(#field_checks)*
-            ::core::assert!(
-                ::core::mem::size_of::<#ident>() == 0 #( + ::core::mem::size_of::<#types>() )*,
-                #padding_message
-            );
-        }
-    };
+    // Spanned at the type's name: a type without zerocopy's derives gets one error there.
+    let plain_data = quote_spanned! {ident.span()=> #private::assert_plain_data::<#ident>() };
 
     Ok(quote! {
         const _: () = {
             #[allow(clippy::all)]
-            const _: () = { #checks };
+            const _: () = #plain_data;
 
-            // SAFETY: the checks above prove, at compile time, that `#ident` is `repr(C)`
-            // (checked by the derive), that every field is `FromBytes + IntoBytes +
-            // Immutable` (or the whole type is `Pod`), and that the fields cover every
-            // byte (no padding). Such a type accepts any bit pattern and exposes no
-            // uninitialised bytes, which is what `Message` requires.
-            unsafe impl #krate::Message for #ident {
+            // `Message` follows from this and zerocopy's traits (`salias::Message`).
+            impl #private::DerivedMessage for #ident {
                 const FINGERPRINT: #krate::Fingerprint = #krate::Fingerprint::of_fields(
                     #type_name,
                     ::core::mem::size_of::<#ident>(),

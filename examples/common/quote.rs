@@ -1,12 +1,13 @@
 //! The `Quote` message shared by `quote_publisher` and `quote_subscriber`.
 
 use salias::SaliasMessage;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// Channel both examples use unless given another name.
 pub const CHANNEL: &str = "quotes";
 
 /// A top-of-book quote: 48 bytes, no padding.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Quote {
     pub instrument: u64,

@@ -8,7 +8,8 @@
 //! channel's [`Health`] cell `TRUNCATED` and returns, so the interrupted load or store
 //! finishes against the zero page. Every handle checks its cell before it acts (and a
 //! receive again when it finds nothing, which is what a zeroed ring looks like), and
-//! returns `Error::Corrupt` from then on. This is what the JVM does for a truncated
+//! reports the truncation from then on (`PublishError::Truncated`, `ReceiveError::Truncated`;
+//! the handle's `fault()` and every setup call say `Error::Corrupt`). This is what the JVM does for a truncated
 //! `MappedByteBuffer`; the alternatives were worse: reading through `pread` (a system
 //! call per message) or `MAP_PRIVATE` copies (no sharing at all).
 //!
@@ -16,7 +17,7 @@
 //! process its slots are registered to. A `pthread_atfork` child hook replaces every
 //! inherited salias mapping with private zero pages, so nothing the child does through an
 //! inherited handle (or a received view it kept) can reach its parent's channels; marks
-//! every cell `INHERITED`, so those handles report `Error::Inherited` (and their drops
+//! every cell `INHERITED`, so those handles report `Inherited` (and their drops
 //! release nothing); and forgets the cached process identity, so the child's own handles
 //! carry its own.
 //!
@@ -232,7 +233,7 @@ extern "C" fn after_fork_in_child() {
         if end != 0 && start != 0 && end > start {
             // SAFETY: `[start, end)` is a live salias mapping of this (single-threaded,
             // just forked) process; replacing its pages affects only this process, and its
-            // handles all report `Error::Inherited` through the cells marked below.
+            // handles all report `Inherited` through the cells marked below.
             unsafe {
                 let replaced = libc::mmap(
                     start as *mut c_void,

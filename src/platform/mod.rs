@@ -21,7 +21,7 @@ mod guard;
 mod names;
 mod numa;
 mod process;
-pub(crate) use guard::{Guarded, Health, INHERITED, check_cell};
+pub(crate) use guard::{Guarded, Health, INHERITED, TRUNCATED, Unhealthy, check_cell};
 pub(crate) use names::ObjectNames;
 pub(crate) use numa::check_numa_node;
 pub(crate) use process::{Identity, token_alive, token_pid};

@@ -4,7 +4,6 @@
 use std::sync::atomic::Ordering;
 
 use super::Word;
-use crate::error::{Error, Result};
 use crate::wire::layout::{MAX_POSITION, PENDING_NONE, PENDING_TAKING};
 
 /// A publisher's ordered-mode words.
@@ -62,8 +61,10 @@ pub struct Head {
 
 /// The head of each ring a subscriber reads, and a way past a frame.
 pub trait RingHeads {
+    /// What reading a corrupt head returns.
+    type Error;
     /// The committed frame at the head of `ring`, if any; an error if it is corrupt.
-    fn head(&self, ring: usize) -> Result<Option<Head>>;
+    fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error>;
     /// Moves past the frame at the head of `ring` without delivering it.
     fn pass_over(&mut self, ring: usize, len: usize);
 }
@@ -75,13 +76,13 @@ pub trait RingHeads {
 /// numbered `wanted` is at the head of exactly one ring, since each publisher's numbers
 /// increase along its ring.
 #[inline]
-pub fn next_in_order(
-    heads: &mut impl RingHeads,
+pub fn next_in_order<H: RingHeads>(
+    heads: &mut H,
     rings: usize,
     first_ring: usize,
     wanted: u64,
     max_skips: u32,
-) -> Result<Option<(usize, Head)>> {
+) -> Result<Option<(usize, Head)>, H::Error> {
     let mut step = 0;
     let mut skips = 0;
     while step < rings {
@@ -99,18 +100,38 @@ pub fn next_in_order(
     Ok(None)
 }
 
+/// Shared memory that [`find_gap`] found breaking the protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GapError<E> {
+    /// Reading a ring's head failed.
+    Head(E),
+    /// The global sequence counter is out of range.
+    CounterOutOfRange {
+        /// Its value.
+        taken: u64,
+    },
+    /// A ring's frame carries a number nobody ever took.
+    NeverTaken {
+        /// The ring.
+        ring: usize,
+        /// The frame's number.
+        sequence: u64,
+        /// How many numbers had been taken.
+        taken: u64,
+    },
+}
+
 /// Ordered subscriber waiting for `wanted`, which nothing delivers: decides whether
 /// `wanted` can still arrive. Returns the end of the run of numbers that never can (each
 /// was taken by a publisher that died before committing it), or `None` when `wanted` may
 /// still come: nobody took it yet, or a live publisher holds it or may be taking it.
 pub fn find_gap<'w, W: Word + 'w, H: RingHeads>(
-    channel: &str,
     wanted: u64,
     sequence: &W,
     heads: &H,
     rings: usize,
     publisher: impl Fn(usize) -> PublisherView<'w, W>,
-) -> Result<Option<u64>> {
+) -> Result<Option<u64>, GapError<H::Error>> {
     // SYNC POINT sequence-taken (subscriber side): pairs with `take_sequence`; every
     // publisher that took a number below `taken` has its marker set as we look below.
     let taken = sequence.load(Ordering::Acquire);
@@ -118,10 +139,7 @@ pub fn find_gap<'w, W: Word + 'w, H: RingHeads>(
         return Ok(None); // nobody has taken `wanted` yet: idle, not stuck
     }
     if taken >= MAX_POSITION {
-        return Err(Error::corrupt(
-            channel,
-            format!("the global sequence counter reads {taken}, out of range"),
-        ));
+        return Err(GapError::CounterOutOfRange { taken });
     }
     // The gap ends at the first number that still exists somewhere: at a ring head,
     // pending in a live publisher, or not taken yet.
@@ -144,18 +162,16 @@ pub fn find_gap<'w, W: Word + 'w, H: RingHeads>(
             }
         }
         // A dead or departed publisher commits nothing more; what it committed counts.
-        if let Some(head) = heads.head(ring)? {
+        if let Some(head) = heads.head(ring).map_err(GapError::Head)? {
             // Re-read the counter: a number committed after our first read was taken
             // before its commit, so the fresh value covers every honest frame.
             let taken_now = sequence.load(Ordering::Acquire);
             if head.sequence >= taken_now {
-                return Err(Error::corrupt(
-                    channel,
-                    format!(
-                        "ring {ring} has a frame that carries sequence {} but only {taken_now} were ever taken",
-                        head.sequence
-                    ),
-                ));
+                return Err(GapError::NeverTaken {
+                    ring,
+                    sequence: head.sequence,
+                    taken: taken_now,
+                });
             }
             end = end.min(head.sequence);
         }

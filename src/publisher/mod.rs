@@ -14,6 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crossbeam_utils::CachePadded;
+
 #[cfg(feature = "testing")]
 mod fault;
 mod raw;
@@ -25,6 +27,7 @@ pub use raw::ClaimBytes;
 pub use typed::Claim;
 
 use crate::error::{Error, Result, Role};
+use crate::handle_error::{FaultRecord, PublishError};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol;
@@ -39,7 +42,8 @@ use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-publisher-type-{}", std::process::id());
@@ -54,11 +58,10 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     slot: usize,
     ring: ShmPtr<u8>,
     mask: u64,
-    /// Position of the next frame.
-    tail: u64,
-    /// Cached `slowest cursor + window`: frames may be written up to here without looking
-    /// at subscriber cursors again.
-    limit: u64,
+    /// What every publish writes, on cache lines of its own: two publishers of one
+    /// process, kept side by side (a `Vec` of them, one per thread), would otherwise
+    /// false-share them on every message.
+    hot: CachePadded<WriteState>,
     window: u64,
     max_len: usize,
     progress: ShmPtr<Progress>,
@@ -68,15 +71,26 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     barrier_reaches_us: bool,
     /// The channel's global sequence (used in Ordered mode only).
     sequence: ShmPtr<AtomicU64>,
-    published: u64,
-    backpressured: u64,
     last_reap: Option<Instant>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
     health: &'static AtomicU32,
+    /// The full error behind the last broken-channel failure returned.
+    fault: FaultRecord,
     _marker: KindMarker<T, M, K>,
     _single_writer: SingleUser,
+}
+
+/// A publisher's process-local position and counters.
+struct WriteState {
+    /// Position of the next frame.
+    tail: u64,
+    /// Cached `slowest cursor + window`: frames may be written up to here without looking
+    /// at subscriber cursors again.
+    limit: u64,
+    published: u64,
+    backpressured: u64,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
@@ -108,21 +122,24 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let mut publisher = Publisher {
             ring,
             mask: shared.capacity as u64 - 1,
-            tail,
-            limit: 0,
+            hot: CachePadded::new(WriteState {
+                tail,
+                limit: 0,
+                published: 0,
+                backpressured: 0,
+            }),
             window: shared.window as u64,
             max_len: shared.max_message_len,
             progress,
             wake,
             barrier_reaches_us,
             sequence,
-            published: 0,
-            backpressured: 0,
             last_reap: None,
             slot,
             health: shared.health(),
             shared,
             strategy: Some(Box::new(Adaptive::default())),
+            fault: FaultRecord::default(),
             _marker: KindMarker::default(),
             _single_writer: SingleUser::default(),
         };
@@ -131,10 +148,12 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // this holder takes only fresh ones.
         protocol::clear_pending(&progress.pending);
         protocol::report_tail(&progress.tail, tail);
-        publisher.published = progress.published.load(Ordering::Relaxed);
-        publisher.backpressured = progress.backpressured.load(Ordering::Relaxed);
+        publisher.hot.published = progress.published.load(Ordering::Relaxed);
+        publisher.hot.backpressured = progress.backpressured.load(Ordering::Relaxed);
         // On failure `publisher` drops, which frees the slot.
-        publisher.refresh_limit()?;
+        if let Err(small) = publisher.refresh_limit() {
+            return Err(publisher.fault.full(small));
+        }
         Ok(publisher)
     }
 
@@ -145,12 +164,22 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// Messages this slot has published, including by earlier holders.
     pub fn published(&self) -> u64 {
-        self.published
+        self.hot.published
     }
 
     /// Offers this slot has had refused for lack of room.
     pub fn backpressured(&self) -> u64 {
-        self.backpressured
+        self.hot.backpressured
+    }
+
+    /// The full error behind the last [`PublishError::Corrupt`], [`Truncated`] or
+    /// [`Inherited`] this publisher returned: what was found, and where. Built only when
+    /// such a failure happens; `None` if none has.
+    ///
+    /// [`Truncated`]: PublishError::Truncated
+    /// [`Inherited`]: PublishError::Inherited
+    pub fn fault(&self) -> Option<Error> {
+        self.fault.get()
     }
 
     /// Replaces the strategy blocking sends wait with (default [`Adaptive`]).
@@ -159,17 +188,21 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 
     /// Retries `attempt` while it is backpressured, waiting with the wait strategy.
-    fn block<R>(&mut self, timeout: Option<Duration>, mut attempt: impl FnMut(&mut Self) -> Result<R>) -> Result<R> {
+    fn block<R>(
+        &mut self,
+        timeout: Option<Duration>,
+        mut attempt: impl FnMut(&mut Self) -> Result<R, PublishError>,
+    ) -> Result<R, PublishError> {
         let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut waiter = Waiter::new(timeout);
         let outcome = loop {
             match attempt(self) {
-                Err(Error::Backpressured) => {}
+                Err(PublishError::Backpressured) => {}
                 done => break done,
             }
             // Subscribers do not wake publishers: a parked publisher naps and re-checks.
             if !waiter.wait(&mut *strategy, None, &mut || false) {
-                break Err(Error::TimedOut);
+                break Err(PublishError::TimedOut);
             }
         };
         self.strategy = Some(strategy);
@@ -194,9 +227,24 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Publisher<T, M, K> {
         f.debug_struct("Publisher")
             .field("channel", &self.shared.name)
             .field("slot", &self.slot)
-            .field("position", &self.tail)
-            .field("published", &self.published)
-            .field("backpressured", &self.backpressured)
+            .field("position", &self.hot.tail)
+            .field("published", &self.hot.published)
+            .field("backpressured", &self.hot.backpressured)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Side by side in a `Vec`, no two publishers' hot state shares a cache line pair:
+    /// each handle starts and ends on a boundary of its padding.
+    #[test]
+    fn publishers_side_by_side_share_no_hot_line() {
+        type P = Publisher<crate::Bytes>;
+        // 128 bytes on x86-64 and AArch64 (adjacent-line prefetch), at least a line elsewhere.
+        assert!(align_of::<CachePadded<WriteState>>() >= 64);
+        assert_eq!(align_of::<P>(), align_of::<CachePadded<WriteState>>());
     }
 }

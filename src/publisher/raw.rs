@@ -4,26 +4,33 @@ use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use super::Publisher;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Bytes;
 use crate::wire::frame::{self, Frame};
 
 impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
-    pub(super) fn check_len(&self, len: usize) -> Result<()> {
+    pub(super) fn check_len(&self, len: usize) -> Result<(), PublishError> {
         if len > self.max_len {
-            return Err(Error::MessageTooLarge { len, max: self.max_len });
+            return Err(PublishError::MessageTooLarge {
+                len,
+                max: self.max_len as u32,
+            });
         }
         if let Some(fixed) = self.shared.fixed_len
             && len != fixed
         {
-            return Err(Error::WrongMessageSize { len, expected: fixed });
+            return Err(PublishError::WrongMessageSize {
+                len,
+                expected: fixed as u32,
+            });
         }
         Ok(())
     }
 
-    /// Copies `bytes` into the ring as one message. Returns [`Error::MessageTooLarge`]
-    /// for more than the channel's maximum, [`Error::Backpressured`] when there is no room.
+    /// Copies `bytes` into the ring as one message. Returns [`PublishError::MessageTooLarge`]
+    /// for more than the channel's maximum, [`PublishError::Backpressured`] when there is no room.
     ///
     /// ```
     /// # let name = format!("doc-raw-offer-{}", std::process::id());
@@ -31,11 +38,11 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// let mut publisher = channel.publisher()?;
     /// publisher.offer(b"hello")?;
     /// let too_big = publisher.offer(&[0u8; 65]);
-    /// assert!(matches!(too_big, Err(salias::Error::MessageTooLarge { len: 65, max: 64 })));
+    /// assert_eq!(too_big, Err(salias::PublishError::MessageTooLarge { len: 65, max: 64 }));
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn offer(&mut self, bytes: &[u8]) -> Result<()> {
+    pub fn offer(&mut self, bytes: &[u8]) -> Result<(), PublishError> {
         self.check_len(bytes.len())?;
         self.publish(
             1,
@@ -48,9 +55,9 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     }
 
     /// Publishes as many of `messages` as fit, in order, as one batch. Returns how many
-    /// were published; the rest were not written. Returns [`Error::Backpressured`] only if
-    /// none fit, and [`Error::MessageTooLarge`] (publishing nothing) if any is too large.
-    pub fn offer_batch<B: AsRef<[u8]>>(&mut self, messages: &[B]) -> Result<usize> {
+    /// were published; the rest were not written. Returns [`PublishError::Backpressured`] only if
+    /// none fit, and [`PublishError::MessageTooLarge`] (publishing nothing) if any is too large.
+    pub fn offer_batch<B: AsRef<[u8]>>(&mut self, messages: &[B]) -> Result<usize, PublishError> {
         if messages.is_empty() {
             return Ok(0);
         }
@@ -67,10 +74,10 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
                 })
                 .count()
         };
-        let mut count = fitting(self.limit.saturating_sub(self.tail));
+        let mut count = fitting(self.hot.limit.saturating_sub(self.hot.tail));
         if count < messages.len() {
             self.refresh_limit()?;
-            count = fitting(self.limit.saturating_sub(self.tail));
+            count = fitting(self.hot.limit.saturating_sub(self.hot.tail));
         }
         // When none fit, publishing one reports the backpressure.
         let count = count.max(1);
@@ -103,9 +110,12 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// assert_eq!(&*subscriber.try_recv()?.expect("one message"), text);
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn claim(&mut self, len: usize) -> Result<ClaimBytes<'_, M, K>> {
+    pub fn claim(&mut self, len: usize) -> Result<ClaimBytes<'_, M, K>, PublishError> {
         if len > self.max_len {
-            return Err(Error::MessageTooLarge { len, max: self.max_len });
+            return Err(PublishError::MessageTooLarge {
+                len,
+                max: self.max_len as u32,
+            });
         }
         let pos = self.reserve(Frame::<Bytes, M>::len(len) as u64)?;
         Ok(ClaimBytes {
@@ -116,12 +126,12 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     }
 
     /// Like [`offer`](Self::offer), but waits for room using the wait strategy.
-    pub fn send(&mut self, bytes: &[u8]) -> Result<()> {
+    pub fn send(&mut self, bytes: &[u8]) -> Result<(), PublishError> {
         self.block(None, |p| p.offer(bytes))
     }
 
-    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`] after `timeout`.
-    pub fn send_timeout(&mut self, bytes: &[u8], timeout: Duration) -> Result<()> {
+    /// Like [`send`](Self::send), giving up with [`PublishError::TimedOut`] after `timeout`.
+    pub fn send_timeout(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), PublishError> {
         self.block(Some(timeout), |p| p.offer(bytes))
     }
 }
@@ -153,9 +163,12 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
     }
 
     /// Publishes only the first `len` bytes (at most the claimed length).
-    pub fn commit_len(self, len: usize) -> Result<()> {
+    pub fn commit_len(self, len: usize) -> Result<(), PublishError> {
         if len > self.len {
-            return Err(Error::MessageTooLarge { len, max: self.len });
+            return Err(PublishError::MessageTooLarge {
+                len,
+                max: self.len as u32,
+            });
         }
         let at = self.publisher.frame_at(self.pos);
         let sequence = self.publisher.take_sequence(1);

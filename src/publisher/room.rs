@@ -5,7 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::Publisher;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::platform;
@@ -17,19 +18,18 @@ const REAP_INTERVAL: Duration = Duration::from_millis(1);
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Recomputes the write limit from the subscribers' cursors: the slowest subscriber
     /// still holding a slot bounds how far this publisher may write.
-    pub(super) fn refresh_limit(&mut self) -> Result<()> {
+    pub(super) fn refresh_limit(&mut self) -> Result<(), PublishError> {
         let shared = &*self.shared;
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
-        self.limit = protocol::write_limit(self.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
+        self.hot.limit = protocol::write_limit(self.hot.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
             |protocol::BadCursor { subscriber, cursor }| {
-                shared.corrupt(
-                    format!(
-                        "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
-                        self.slot,
-                        self.mask + 1,
-                        self.tail
-                    ),
-                )
+                let what = format!(
+                    "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
+                    self.slot,
+                    self.mask + 1,
+                    self.hot.tail
+                );
+                PublishError::from(self.fault.corrupt(shared, what))
             },
         )?;
         Ok(())
@@ -38,30 +38,30 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Fails once the channel's memory was truncated under it, or in a `fork()` child:
     /// checked before a publish touches shared memory, so such a handle writes nothing.
     #[inline(always)]
-    pub(super) fn check_health(&self) -> Result<()> {
-        platform::check_cell(self.health).map_err(|bad| bad.error(&self.shared.name))
+    pub(super) fn check_health(&self) -> Result<(), PublishError> {
+        platform::check_cell(self.health).map_err(|bad| self.fault.unhealthy(&self.shared, bad).into())
     }
 
     /// Finds room for `frames` bytes of frames, returning the first one's position.
     #[inline(always)]
-    pub(super) fn reserve(&mut self, frames: u64) -> Result<u64> {
+    pub(super) fn reserve(&mut self, frames: u64) -> Result<u64, PublishError> {
         // An inherited (fork) or poisoned handle writes nothing: the one check a publish
         // makes. A truncation during this publish sends its frames to zero pages, and the
         // next call reports it.
         self.check_health()?;
-        let pos = self.tail;
-        if pos + frames > self.limit {
+        let pos = self.hot.tail;
+        if pos + frames > self.hot.limit {
             self.refresh_limit()?;
-            if pos + frames > self.limit {
+            if pos + frames > self.hot.limit {
                 self.reap_dead_subscribers()?;
             }
-            if pos + frames > self.limit {
-                self.backpressured = self.backpressured.wrapping_add(1);
+            if pos + frames > self.hot.limit {
+                self.hot.backpressured = self.hot.backpressured.wrapping_add(1);
                 self.progress
                     .get()
                     .backpressured
-                    .store(self.backpressured, Ordering::Relaxed);
-                return Err(Error::Backpressured);
+                    .store(self.hot.backpressured, Ordering::Relaxed);
+                return Err(PublishError::Backpressured);
             }
         }
         Ok(pos)
@@ -72,13 +72,15 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// subscriber is what holds us back, frees its slot and recomputes the limit. At most
     /// every `REAP_INTERVAL`, since both make system calls.
     #[cold]
-    pub(super) fn reap_dead_subscribers(&mut self) -> Result<()> {
+    pub(super) fn reap_dead_subscribers(&mut self) -> Result<(), PublishError> {
         let now = Instant::now();
         if self.last_reap.is_some_and(|last| now - last < REAP_INTERVAL) {
             return Ok(());
         }
         self.last_reap = Some(now);
-        self.shared.check_objects()?;
+        if let Err(error) = self.shared.check_objects() {
+            return Err(self.fault.record(&self.shared, error).into());
+        }
         if !K::FANOUT {
             return Ok(()); // an Mpsc subscriber's place is kept for its successor
         }
@@ -90,10 +92,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// How many frames of `frame` bytes fit now, refreshing the limit if fewer than
     /// `wanted` do.
-    pub(super) fn room_for(&mut self, frame: u64, wanted: usize) -> Result<usize> {
-        if self.tail + frame * wanted as u64 > self.limit {
+    pub(super) fn room_for(&mut self, frame: u64, wanted: usize) -> Result<usize, PublishError> {
+        if self.hot.tail + frame * wanted as u64 > self.hot.limit {
             self.refresh_limit()?;
         }
-        Ok(((self.limit.saturating_sub(self.tail)) / frame).min(wanted as u64) as usize)
+        Ok(((self.hot.limit.saturating_sub(self.hot.tail)) / frame).min(wanted as u64) as usize)
     }
 }

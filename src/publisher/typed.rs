@@ -5,17 +5,19 @@ use std::time::Duration;
 
 use super::Publisher;
 use crate::error::Result;
+use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Message;
 use crate::wire::frame::{self, Frame};
 
 impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Copies `message` into the ring and publishes it. Returns
-    /// [`Error::Backpressured`](crate::Error::Backpressured) (and writes nothing) when the ring has no room.
+    /// [`PublishError::Backpressured`] (and writes nothing) when the ring has no room.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-offer-{}", std::process::id());
@@ -26,35 +28,37 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// loop {
     ///     match publisher.offer(&Tick { seq }) {
     ///         Ok(()) => seq += 1,
-    ///         Err(salias::Error::Backpressured) => break, // full: retry later, or `send`
-    ///         Err(other) => return Err(other),
+    ///         Err(salias::PublishError::Backpressured) => break, // full: retry later, or `send`
+    ///         Err(other) => return Err(other.into()),
     ///     }
     /// }
     /// assert!(seq > 0 && publisher.backpressured() == 1);
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn offer(&mut self, message: &T) -> Result<()> {
+    pub fn offer(&mut self, message: &T) -> Result<(), PublishError> {
         self.publish(
             1,
             |_| size_of::<T>(),
             |_, payload| {
-                // SAFETY: the payload area is `size_of::<T>()` bytes, aligned for `T`
-                // (frames are aligned to at least `align_of::<T>()`), and `T` has no
-                // padding, so every byte copied is initialised.
-                unsafe { frame::write_payload::<T, M>((message as *const T).cast::<u8>(), payload, size_of::<T>()) }
+                // `as_bytes` (zerocopy's `IntoBytes`: no padding) views the message as its
+                // `size_of::<T>()` initialised bytes.
+                let bytes = message.as_bytes();
+                // SAFETY: the payload area is `size_of::<T>()` = `bytes.len()` bytes.
+                unsafe { frame::write_payload::<T, M>(bytes.as_ptr(), payload, bytes.len()) }
             },
         )
     }
 
     /// Publishes as many of `messages` as fit, in order, with one reservation, one
     /// progress update and (Ordered) one `fetch_add` for the whole batch. Returns how many
-    /// were published; the rest were not written. Returns [`Error::Backpressured`](crate::Error::Backpressured) only if
+    /// were published; the rest were not written. Returns [`PublishError::Backpressured`] only if
     /// none fit.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-offer-batch-{}", std::process::id());
@@ -66,7 +70,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// assert_eq!(subscriber.poll(100, |_, _| {})?, 16);
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize> {
+    pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize, PublishError> {
         if messages.is_empty() {
             return Ok(0);
         }
@@ -78,10 +82,9 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
             count,
             |_| size_of::<T>(),
             |i, payload| {
+                let bytes = messages[i].as_bytes();
                 // SAFETY: as in `offer`, for message `i` of the batch.
-                unsafe {
-                    std::ptr::copy_nonoverlapping((&messages[i] as *const T).cast::<u8>(), payload, size_of::<T>())
-                }
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
             },
         )?;
         Ok(count)
@@ -94,7 +97,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-claim-{}", std::process::id());
@@ -106,7 +110,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// assert_eq!(channel.subscriber()?.try_recv()?.map(|t| t.seq), Some(42));
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn claim(&mut self) -> Result<Claim<'_, T, M, K>> {
+    pub fn claim(&mut self) -> Result<Claim<'_, T, M, K>, PublishError> {
         let len = size_of::<T>();
         let pos = self.reserve(Frame::<T, M>::len(len) as u64)?;
         Ok(Claim {
@@ -120,7 +124,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-send-{}", std::process::id());
@@ -130,15 +135,16 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// publisher.send(&Tick { seq: 1 })?;
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn send(&mut self, message: &T) -> Result<()> {
+    pub fn send(&mut self, message: &T) -> Result<(), PublishError> {
         self.block(None, |p| p.offer(message))
     }
 
-    /// Like [`send`](Self::send), giving up with [`Error::TimedOut`](crate::Error::TimedOut) after `timeout`.
+    /// Like [`send`](Self::send), giving up with [`PublishError::TimedOut`] after `timeout`.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-send-timeout-{}", std::process::id());
@@ -148,10 +154,10 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// while publisher.offer(&Tick { seq: 0 }).is_ok() {}
     /// // Nobody reads, so no room comes.
     /// let full = publisher.send_timeout(&Tick { seq: 0 }, Duration::from_millis(1));
-    /// assert_eq!(full, Err(salias::Error::TimedOut));
+    /// assert_eq!(full, Err(salias::PublishError::TimedOut));
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn send_timeout(&mut self, message: &T, timeout: Duration) -> Result<()> {
+    pub fn send_timeout(&mut self, message: &T, timeout: Duration) -> Result<(), PublishError> {
         self.block(Some(timeout), |p| p.offer(message))
     }
 }
@@ -161,7 +167,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-claim-type-{}", std::process::id());
@@ -192,15 +199,19 @@ impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
 impl<T: Message, M: Mode, K: Topology> Deref for Claim<'_, T, M, K> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: the payload area is reserved for us, aligned for `T`, `size_of::<T>()`
-        // bytes of initialised memory, and `T` accepts any bit pattern (`Message`).
+        // SAFETY: the payload area is reserved for us, aligned for `T` (frames are aligned
+        // to at least `align_of::<T>()`), `size_of::<T>()` bytes of initialised memory, and
+        // `T: FromBytes` (a `Message` supertrait) accepts any bit pattern. A raw cast, not
+        // zerocopy's `ref_from_bytes`: that would check at run time what is known here.
         unsafe { &*self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
     }
 }
 
 impl<T: Message, M: Mode, K: Topology> DerefMut for Claim<'_, T, M, K> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit.
+        // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit,
+        // and `T: IntoBytes` means whatever is written through it leaves no uninitialised
+        // bytes in the frame.
         unsafe { &mut *self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
     }
 }

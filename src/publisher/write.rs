@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::Publisher;
 use crate::error::Result;
+use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol;
@@ -59,9 +60,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         unsafe { frame::write_header::<M>(at, len, sequence) };
         // SAFETY: the same frame, header now written and payload already in place.
         unsafe { Self::commit_at(at, pos) };
-        self.tail = pos + Frame::<T, M>::len(len) as u64;
+        self.hot.tail = pos + Frame::<T, M>::len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
-        self.published = self.published.wrapping_add(1);
+        self.hot.published = self.hot.published.wrapping_add(1);
     }
 
     /// Reports progress for monitors and joining subscribers, and wakes sleeping ones.
@@ -72,8 +73,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             // Every number taken is committed: nothing pending any more.
             protocol::clear_pending(&progress.pending);
         }
-        protocol::report_tail(&progress.tail, self.tail);
-        progress.published.store(self.published, Ordering::Relaxed);
+        protocol::report_tail(&progress.tail, self.hot.tail);
+        progress.published.store(self.hot.published, Ordering::Relaxed);
         wait::wake_subscribers(self.wake.get(), self.barrier_reaches_us);
     }
 
@@ -85,7 +86,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         count: usize,
         len: impl Fn(usize) -> usize,
         mut write: impl FnMut(usize, *mut u8),
-    ) -> Result<()> {
+    ) -> Result<(), PublishError> {
         let frames: u64 = (0..count).map(|i| Frame::<T, M>::len(len(i)) as u64).sum();
         let start = self.reserve(frames)?;
         let first = self.take_sequence(count as u64);
@@ -108,8 +109,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             unsafe { Self::commit_at(self.frame_at(pos), pos) };
             pos += Frame::<T, M>::len(len(i)) as u64;
         }
-        self.tail = pos;
-        self.published = self.published.wrapping_add(count as u64);
+        self.hot.tail = pos;
+        self.hot.published = self.hot.published.wrapping_add(count as u64);
         self.publish_progress();
         Ok(())
     }

@@ -11,7 +11,7 @@ use super::object::{
 };
 use super::remove::{Ownership, remove_stale_objects};
 use super::{Control, Kind, Shared};
-use crate::config::{Config, MAX_NAME_LEN};
+use crate::config::{ChannelSettings, Config, MAX_NAME_LEN};
 use crate::error::{Error, Result};
 use crate::kind::{Fanout, Mpsc, Topology};
 use crate::platform::{
@@ -31,7 +31,7 @@ pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
 }
 
 /// Makes a new channel named in `config`, recovering a stale one of the same name.
-pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)> {
+pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Result<(Shared, Ownership)> {
     config.validate(kind.fixed_len, |len| kind.frame_len(len))?;
     let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
     if kind.topology == Mpsc::ID && subscribers != 1 {
@@ -130,7 +130,7 @@ pub(crate) fn create(config: &Config, kind: Kind) -> Result<(Shared, Ownership)>
     }
 }
 
-pub(super) fn create_control(names: &ObjectNames, config: &Config) -> Result<OwnedFd> {
+pub(super) fn create_control<C: ChannelSettings>(names: &ObjectNames, config: &Config<C>) -> Result<OwnedFd> {
     let name = config.name.as_str();
     // A stale channel is removed and the create retried; bounded in case another process
     // keeps re-creating the name at the same moment.
@@ -181,7 +181,7 @@ pub(super) fn create_control(names: &ObjectNames, config: &Config) -> Result<Own
 pub(super) type Built = (ControlMap, Vec<MagicRing>, ControlLayout, ObjectId, OwnedFd);
 
 pub(super) fn build(
-    config: &Config,
+    config: &Config<impl ChannelSettings>,
     kind: Kind,
     control_fd: &OwnedFd,
     control_id: ObjectId,
@@ -333,7 +333,11 @@ pub(super) fn build(
     Ok((control, rings, layout, ring_id, ring_fd))
 }
 
-pub(super) fn create_ring_object(ring_store: &RingStore, config: &Config, control_id: ObjectId) -> Result<OwnedFd> {
+pub(super) fn create_ring_object<C: ChannelSettings>(
+    ring_store: &RingStore,
+    config: &Config<C>,
+    control_id: ObjectId,
+) -> Result<OwnedFd> {
     let name = config.name.as_str();
     // While we own the control name, any ring object under this name is a stale leftover;
     // once the name is someone else's (we stalled and were taken for dead), so are the rings.

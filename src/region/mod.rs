@@ -130,6 +130,11 @@ impl Shared {
         }
     }
 
+    /// Whether a peer truncated the channel's objects under this process.
+    pub(crate) fn is_truncated(&self) -> bool {
+        self.health.state() == platform::TRUNCATED
+    }
+
     /// Whether this process may act on the channel's shared state (it is not a `fork()`
     /// child holding inherited handles).
     pub(crate) fn is_ours(&self) -> bool {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::Subscriber;
 use crate::error::Result;
+use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::platform;
@@ -23,21 +24,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// publisher says it has committed past a frame that is not there. Returns whether a
     /// gap was skipped (so a search may now succeed).
     #[cold]
-    pub(super) fn check_health(&mut self) -> Result<bool> {
+    pub(super) fn check_health(&mut self) -> Result<bool, ReceiveError> {
         let shared = &*self.shared;
         // Waiting on a frame that will never come may mean the memory was truncated.
-        shared.check_objects()?;
+        if let Err(error) = shared.check_objects() {
+            return Err(self.fault.record(shared, error).into());
+        }
         for (ring, reader) in self.readers.iter().enumerate() {
             let reported = protocol::reported_tail(&shared.publisher_slot(ring).progress.tail);
             if reported > reader.head && self.peek(ring)?.is_none() {
                 // The publisher reports progress only after committing: a frame missing
                 // below it was overwritten or never properly written.
-                return Err(shared.corrupt(
-                    format!(
-                        "ring {ring}'s publisher reports frames up to position {reported}, but the frame at {} is not committed",
-                        reader.head
-                    ),
-                ));
+                let what = format!(
+                    "ring {ring}'s publisher reports frames up to position {reported}, but the frame at {} is not committed",
+                    reader.head
+                );
+                return Err(self.fault.corrupt(shared, what).into());
             }
         }
         if !M::ORDERED {
@@ -54,7 +56,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             }
         };
         let sequence = &*shared.hot().sequence;
-        let Some(end) = protocol::find_gap(&shared.name, wanted, sequence, self, self.readers.len(), publisher)? else {
+        let found = protocol::find_gap(wanted, sequence, self, self.readers.len(), publisher);
+        let Some(end) = found.map_err(|error| self.gap_error(error))? else {
             return Ok(false);
         };
         self.gaps.events += 1;
@@ -68,7 +71,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Fails once the channel's memory was truncated under it, or in a `fork()` child;
     /// after this call's accesses to shared memory, so a fault in them is seen.
     #[inline(always)]
-    pub(super) fn check_usable(&self) -> Result<()> {
-        platform::check_cell(self.health).map_err(|bad| bad.error(&self.shared.name))
+    pub(super) fn check_usable(&self) -> Result<(), ReceiveError> {
+        platform::check_cell(self.health).map_err(|bad| self.fault.unhealthy(&self.shared, bad).into())
+    }
+
+    /// What the gap search found wrong, as this call's error.
+    #[cold]
+    fn gap_error(&self, error: protocol::GapError<ReceiveError>) -> ReceiveError {
+        let what = match error {
+            protocol::GapError::Head(error) => return error,
+            protocol::GapError::CounterOutOfRange { taken } => {
+                format!("the global sequence counter reads {taken}, out of range")
+            }
+            protocol::GapError::NeverTaken { ring, sequence, taken } => {
+                format!("ring {ring} has a frame that carries sequence {sequence} but only {taken} were ever taken")
+            }
+        };
+        self.fault.corrupt(&self.shared, what).into()
     }
 }

@@ -19,7 +19,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::error::{Result, Role};
+use crossbeam_utils::CachePadded;
+
+use crate::error::{Error, Result, Role};
+use crate::handle_error::FaultRecord;
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol::{self};
@@ -45,6 +48,18 @@ struct Reader {
     cursor: ShmPtr<AtomicU64>,
 }
 
+/// A subscriber's process-local state that every receive writes. Padded to its own cache
+/// lines: several subscribers of one process, kept side by side (a `Vec` of them, one per
+/// thread), would otherwise false-share it on every message.
+struct ReadState {
+    /// The ring FIFO selection drains now, and how many messages it took from it in a row.
+    current: Cell<usize>,
+    burst: Cell<u32>,
+    received: u64,
+    /// Consecutive searches that found nothing.
+    misses: u32,
+}
+
 /// Where the next message is: its ring, payload length, and global sequence (Ordered).
 #[derive(Clone, Copy)]
 struct Next {
@@ -61,7 +76,8 @@ struct Next {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-gaps-{}", std::process::id());
@@ -89,7 +105,8 @@ pub struct Gaps {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-subscriber-type-{}", std::process::id());
@@ -109,19 +126,17 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     max_len: usize,
     fixed_len: Option<usize>,
     release_every: u64,
-    current: Cell<usize>,
-    burst: Cell<u32>,
+    /// What every receive writes, on cache lines of its own (see `ReadState`).
+    hot: CachePadded<ReadState>,
     /// Ordered mode: the sequence number to deliver next.
     next_sequence: u64,
-    received: u64,
     /// Ordered mode: frames passed over because they were numbered before this subscriber
     /// joined.
     skipped: u64,
     /// Ordered mode: numbers lost right before the next message to deliver.
     gap_before: u64,
     gaps: Gaps,
-    /// Consecutive searches that found nothing, and when health was last checked.
-    misses: u32,
+    /// When health was last checked.
     last_health_check: Option<Instant>,
     wake: ShmPtr<WakeWord>,
     /// This slot's saved resume sequence (ordered Mpsc).
@@ -130,6 +145,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
     health: &'static AtomicU32,
+    /// The full error behind the last broken-channel failure returned.
+    fault: FaultRecord,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -160,19 +177,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             max_len: shared.max_message_len,
             fixed_len: shared.fixed_len,
             release_every: (shared.window as u64 / 4).max(1),
-            current: Cell::new(0),
-            burst: Cell::new(0),
+            hot: CachePadded::new(ReadState {
+                current: Cell::new(0),
+                burst: Cell::new(0),
+                received: 0,
+                misses: 0,
+            }),
             next_sequence: 0,
-            received: 0,
             skipped: 0,
             gap_before: 0,
             gaps: Gaps::default(),
-            misses: 0,
             last_health_check: None,
             wake,
             resume,
             strategy: Some(Box::new(Adaptive::default())),
             health: shared.health(),
+            fault: FaultRecord::default(),
             _marker: KindMarker::default(),
             shared,
         };
@@ -241,7 +261,18 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     /// Messages this handle has received.
     pub fn received(&self) -> u64 {
-        self.received
+        self.hot.received
+    }
+
+    /// The full error behind the last [`ReceiveError::Corrupt`], [`Truncated`] or
+    /// [`Inherited`] this subscriber returned: what was found, and where. Built only when
+    /// such a failure happens; `None` if none has.
+    ///
+    /// [`ReceiveError::Corrupt`]: crate::ReceiveError::Corrupt
+    /// [`Truncated`]: crate::ReceiveError::Truncated
+    /// [`Inherited`]: crate::ReceiveError::Inherited
+    pub fn fault(&self) -> Option<Error> {
+        self.fault.get()
     }
 
     /// Replaces the strategy blocking receives wait with (default [`Adaptive`]).
@@ -303,7 +334,21 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Subscriber<T, M, K> {
         f.debug_struct("Subscriber")
             .field("channel", &self.shared.name)
             .field("slot", &self.slot)
-            .field("received", &self.received)
+            .field("received", &self.hot.received)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Side by side in a `Vec`, no two subscribers' hot state shares a cache line pair.
+    #[test]
+    fn subscribers_side_by_side_share_no_hot_line() {
+        type S = Subscriber<crate::Bytes>;
+        // 128 bytes on x86-64 and AArch64 (adjacent-line prefetch), at least a line elsewhere.
+        assert!(align_of::<CachePadded<ReadState>>() >= 64);
+        assert_eq!(align_of::<S>(), align_of::<CachePadded<ReadState>>());
     }
 }

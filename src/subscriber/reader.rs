@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Next, Reader, Subscriber};
 use crate::error::Result;
+use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head};
@@ -34,7 +35,7 @@ fn prefetch_payload_line(at: *const u8) {
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The committed frame at the head of ring `ring`, if any.
     #[inline(always)]
-    pub(super) fn peek(&self, ring: usize) -> Result<Option<Head>> {
+    pub(super) fn peek(&self, ring: usize) -> Result<Option<Head>, ReceiveError> {
         let reader = &self.readers[ring];
         // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the commit word is
         // inside the first view and aligned for AtomicU64.
@@ -52,16 +53,15 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             None => len <= self.max_len,
         };
         if !valid {
-            return Err(self.shared.corrupt(
-                format!(
-                    "ring {ring} has a frame at position {} declaring {len} bytes, but this channel's messages are {} bytes",
-                    reader.head,
-                    match self.fixed_len {
-                        Some(fixed) => format!("exactly {fixed}"),
-                        None => format!("at most {}", self.max_len),
-                    }
-                ),
-            ));
+            let what = format!(
+                "ring {ring} has a frame at position {} declaring {len} bytes, but this channel's messages are {} bytes",
+                reader.head,
+                match self.fixed_len {
+                    Some(fixed) => format!("exactly {fixed}"),
+                    None => format!("at most {}", self.max_len),
+                }
+            );
+            return Err(self.fault.corrupt(&self.shared, what).into());
         }
         Ok(Some(Head { len, sequence }))
     }
@@ -75,7 +75,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Moves past the delivered frame at the head of `ring`.
     #[inline(always)]
     pub(super) fn advance(&mut self, next: Next) {
-        self.received += 1;
+        self.hot.received += 1;
         if M::ORDERED {
             self.next_sequence = next.sequence + 1;
             self.gap_before = 0;

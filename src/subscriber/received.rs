@@ -10,7 +10,8 @@ use crate::message::{Bytes, Message, Payload};
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-info-{}", std::process::id());
@@ -81,7 +82,8 @@ impl<M: Mode> MessageInfo<M> {
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
-/// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-received-{}", std::process::id());
@@ -141,8 +143,11 @@ impl<T: Message, M: Mode, K: Topology> Deref for Received<'_, T, M, K> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: a committed, validated frame of exactly `size_of::<T>()` bytes, aligned
-        // for `T`, which accepts any bit pattern; publishers do not overwrite it before we
-        // release it (crate docs, "What a borrowed message assumes about peers").
+        // for `T`; `T: FromBytes + Immutable` (`Message` supertraits) accepts any bit
+        // pattern and has no interior mutability behind this shared view; publishers do
+        // not overwrite it before we release it (crate docs, "What a borrowed message
+        // assumes about peers"). A raw cast, as zerocopy's checked one would test the
+        // alignment again on every receive.
         unsafe { &*self.subscriber.payload(self.next.ring).cast::<T>() }
     }
 }

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::{MessageInfo, Next, Received, Subscriber};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::handle_error::ReceiveError;
 use crate::kind::{KindMarker, Mode, Topology};
 use crate::message::{Bytes, Message, Payload};
 use crate::wait::{Adaptive, Waiter};
@@ -13,19 +14,19 @@ use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Finds the next message, releasing room to publishers when there is none.
-    pub(super) fn next(&mut self) -> Result<Option<Next>> {
+    pub(super) fn next(&mut self) -> Result<Option<Next>, ReceiveError> {
         // Before reading: an inherited (fork) handle must not move its parent's cursors,
         // even where the fork hook could not replace the mapping.
         self.check_usable()?;
         if let Some(next) = self.find()? {
-            self.misses = 0;
+            self.hot.misses = 0;
             return Ok(Some(next));
         }
         // Nothing found may mean the ring is zero pages now (truncated, or a fork child's).
         self.check_usable()?;
         self.release_all();
-        self.misses = self.misses.saturating_add(1);
-        if self.misses >= HEALTH_AFTER_MISSES {
+        self.hot.misses = self.hot.misses.saturating_add(1);
+        if self.hot.misses >= HEALTH_AFTER_MISSES {
             let now = Instant::now();
             if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
                 self.last_health_check = Some(now);
@@ -37,7 +38,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         Ok(None)
     }
 
-    pub(super) fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next> {
+    pub(super) fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next, ReceiveError> {
         if let Some(next) = self.next()? {
             return Ok(next);
         }
@@ -51,7 +52,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             }
             let this = &*self;
             if !waiter.wait(&mut *strategy, Some(this.wake.get()), &mut || this.any_ready()) {
-                break Err(Error::TimedOut);
+                break Err(ReceiveError::TimedOut);
             }
         };
         self.strategy = Some(strategy);
@@ -74,7 +75,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-try-recv-{}", std::process::id());
@@ -88,21 +90,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn try_recv(&mut self) -> Result<Option<Received<'_, T, M, K>>> {
+    pub fn try_recv(&mut self) -> Result<Option<Received<'_, T, M, K>>, ReceiveError> {
         Ok(self.next()?.map(|next| Received::new(self, next)))
     }
 
     /// Waits for the next message using the wait strategy.
-    pub fn recv(&mut self) -> Result<Received<'_, T, M, K>> {
+    pub fn recv(&mut self) -> Result<Received<'_, T, M, K>, ReceiveError> {
         let next = self.wait_next(None)?;
         Ok(Received::new(self, next))
     }
 
-    /// Like [`recv`](Self::recv), giving up with [`Error::TimedOut`] after `timeout`.
+    /// Like [`recv`](Self::recv), giving up with [`ReceiveError::TimedOut`] after `timeout`.
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-recv-timeout-{}", std::process::id());
@@ -110,10 +113,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
     /// let mut subscriber = channel.subscriber()?;
     /// let nothing = subscriber.recv_timeout(Duration::from_millis(1)).map(|t| t.seq);
-    /// assert_eq!(nothing, Err(salias::Error::TimedOut));
+    /// assert_eq!(nothing, Err(salias::ReceiveError::TimedOut));
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Received<'_, T, M, K>> {
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Received<'_, T, M, K>, ReceiveError> {
         let next = self.wait_next(Some(timeout))?;
         Ok(Received::new(self, next))
     }
@@ -125,7 +128,8 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
-    /// # #[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
     /// # let name = format!("doc-poll-{}", std::process::id());
@@ -141,14 +145,15 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize> {
+    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize, ReceiveError> {
         self.check_usable()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
             // SAFETY: the payload is a committed, validated frame of exactly
-            // `size_of::<T>()` bytes, aligned for `T`; `T` accepts any bit pattern; peers
-            // do not write it before we release it (crate docs, "What a borrowed message
+            // `size_of::<T>()` bytes, aligned for `T`; `T: FromBytes + Immutable`
+            // (`Message` supertraits) accepts any bit pattern; peers do not write it
+            // before we release it (crate docs, "What a borrowed message
             // assumes about peers").
             handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
             self.advance(next);
@@ -175,7 +180,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize> {
+    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize, ReceiveError> {
         self.check_usable()?;
         let mut count = 0;
         while count < max {

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::{Next, Subscriber};
 use crate::error::Result;
+use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head};
@@ -19,15 +20,15 @@ const MAX_SKIPS_PER_SEARCH: u32 = 4096;
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// FIFO: keep draining the current ring for up to `BURST` frames, then go round.
-    // Always inlined: returned through memory, the large `Result` cost `try_recv` a
+    // Always inlined: returned through memory, the `Result` cost `try_recv` a
     // store-forwarding stall per message (19 ns against 6 ns inlined, benches/paths.rs).
     #[inline(always)]
-    pub(super) fn find_fifo(&self) -> Result<Option<Next>> {
-        let current = self.current.get();
-        if self.burst.get() < BURST
+    pub(super) fn find_fifo(&self) -> Result<Option<Next>, ReceiveError> {
+        let current = self.hot.current.get();
+        if self.hot.burst.get() < BURST
             && let Some(Head { len, .. }) = self.peek(current)?
         {
-            self.burst.set(self.burst.get() + 1);
+            self.hot.burst.set(self.hot.burst.get() + 1);
             return Ok(Some(Next {
                 ring: current,
                 len,
@@ -38,12 +39,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = self.readers.len();
         // The current ring was just found empty unless its burst ran out: look at it last,
         // and only then.
-        let last = if self.burst.get() < BURST { rings - 1 } else { rings };
+        let last = if self.hot.burst.get() < BURST { rings - 1 } else { rings };
         for step in 1..=last {
             let ring = (current + step) % rings;
             if let Some(Head { len, .. }) = self.peek(ring)? {
-                self.current.set(ring);
-                self.burst.set(1);
+                self.hot.current.set(ring);
+                self.hot.burst.set(1);
                 return Ok(Some(Next {
                     ring,
                     len,
@@ -59,12 +60,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// delivered last.
     // Always inlined, as `find_fifo`.
     #[inline(always)]
-    pub(super) fn find_ordered(&mut self) -> Result<Option<Next>> {
-        let (rings, current, wanted) = (self.readers.len(), self.current.get(), self.next_sequence);
+    pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
+        let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
         let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
             return Ok(None);
         };
-        self.current.set(ring);
+        self.hot.current.set(ring);
         Ok(Some(Next {
             ring,
             len: head.len,
@@ -74,7 +75,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     #[inline(always)]
-    pub(super) fn find(&mut self) -> Result<Option<Next>> {
+    pub(super) fn find(&mut self) -> Result<Option<Next>, ReceiveError> {
         if M::ORDERED {
             self.find_ordered()
         } else {
@@ -92,8 +93,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 }
 
 impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, K> {
+    type Error = ReceiveError;
+
     #[inline(always)]
-    fn head(&self, ring: usize) -> Result<Option<Head>> {
+    fn head(&self, ring: usize) -> Result<Option<Head>, ReceiveError> {
         self.peek(ring)
     }
 

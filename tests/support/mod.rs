@@ -1,12 +1,13 @@
-//! Helpers shared by the integration tests: unique channel names, and running a test's
-//! roles as separate processes by re-executing the test binary.
+//! Helpers shared by the integration tests (the library's, and the tool's in cli/tests): unique
+//! channel names, and running a test's roles as separate processes by re-executing the test binary.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use std::time::{Duration, Instant};
 
 use salias::{Config, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// Environment variable that tells a re-executed test binary which role to play.
 pub const ROLE_VAR: &str = "SALIAS_TEST_ROLE";
@@ -103,6 +104,39 @@ pub fn wait_all(children: Vec<(&str, KillOnDrop)>, limit: Duration) -> Vec<Vec<S
         .collect()
 }
 
+/// The role in which a re-executed test binary runs the `salias` tool (`salias_tool`).
+pub const TOOL_ROLE: &str = "salias-tool";
+
+/// Runs the `salias` tool on `args` as a peer process and returns what it printed and how
+/// it ended. The peer is this test binary re-executed as `test` in `TOOL_ROLE`, where that
+/// test calls `run_tool` first: it runs `salias_cli::run`, which is the whole tool (its
+/// binary only hands it the command line), built from the same sources as the library under
+/// test. The binary itself cannot be reached soundly from the library's tests: Cargo names
+/// a package's binaries only to that package's tests, and one found in the target directory
+/// may predate the library being tested, as `cargo test -p salias` does not rebuild it.
+/// The tool's own tests (cli/tests) run the binary.
+pub fn salias_tool(test: &str, args: &[&str]) -> Output {
+    assert!(
+        args.iter().all(|a| !a.contains('\n')),
+        "tool arguments are passed one a line"
+    );
+    let command = Command::new(std::env::current_exe().expect("test binary path"));
+    as_role(command, test, TOOL_ROLE, &[("TOOL_ARGS", args.join("\n"))])
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run the salias tool")
+}
+
+/// In `TOOL_ROLE`: runs the tool on the arguments `salias_tool` passed and exits with its
+/// exit code, as the binary would.
+pub fn run_tool() -> ! {
+    use std::io::Write;
+    let args: String = arg("TOOL_ARGS");
+    let code = salias_cli::run(std::iter::once("salias").chain(args.split('\n').filter(|a| !a.is_empty())));
+    std::io::stdout().flush().expect("flush the tool's output");
+    std::process::exit(code.into())
+}
+
 /// Kills the child when dropped, so a failing parent never leaves an orphan behind.
 pub struct KillOnDrop(pub Child);
 
@@ -135,7 +169,7 @@ impl Drop for KillOnDrop {
 
 /// A 64-byte message whose every field is derived from (producer, seq), so the subscriber
 /// can check each one independently.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Sample {
     pub producer: u64,
@@ -195,7 +229,7 @@ pub fn send_batch<M: salias::Mode, K: salias::Topology>(
     while sent < batch.len() {
         match publisher.offer_batch(&batch[sent..]) {
             Ok(n) => sent += n,
-            Err(salias::Error::Backpressured) => std::thread::yield_now(),
+            Err(salias::PublishError::Backpressured) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }

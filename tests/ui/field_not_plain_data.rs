@@ -1,4 +1,5 @@
 use salias::SaliasMessage;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// Plain-looking, but it derives nothing that proves it.
 #[repr(C)]
@@ -6,7 +7,7 @@ struct Price {
     ticks: u64,
 }
 
-#[derive(SaliasMessage)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 struct Order {
     id: u64,

@@ -1,6 +1,7 @@
 use salias::SaliasMessage;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-#[derive(SaliasMessage)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 struct Order {
     id: u64,

@@ -42,9 +42,9 @@
 //! allocate nothing. Order ids must be unique among resting orders; the engine cannot
 //! remember every id it has ever seen without unbounded memory.
 
-// The one unsafe item in this crate's output is the `unsafe impl salias::Message` that
-// `#[derive(SaliasMessage)]` generates after proving the layout; the lint does not see
-// into that external macro, and nothing here needs hand-written unsafe.
+// The unsafe items in this crate's output are the `unsafe impl`s of zerocopy's traits that
+// its derives generate after proving the layout; the lint does not see into those external
+// macros, and nothing here needs hand-written unsafe.
 #![forbid(unsafe_code)]
 
 mod book;

@@ -1,4 +1,4 @@
-//! The workload of the showcase pipeline (`src/bin/pipeline.rs`), shared with its tests so
+//! The workload of the showcase pipeline (`src/bin/pipeline/`), shared with its tests so
 //! that a recorded run can be replayed against the same engine.
 
 use crate::engine::{EngineConfig, SymbolConfig};

@@ -6,6 +6,7 @@
 //! travel as `u8` tags that the receiver decodes and may refuse.
 
 use salias::SaliasMessage;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::event::Event;
 use crate::types::{CancelReason, OrderId, OrderType, OwnerId, Price, Qty, RejectReason, Side, SymbolId};
@@ -27,7 +28,7 @@ pub mod order_kind {
 /// 64 bytes, no padding. `side` and `order_type` are used by `ADD` only, `symbol` by `ADD`
 /// only (cancel and modify find the order by id). For `MODIFY`, `price` and `qty` are the
 /// new price and the new open quantity.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct OrderMsg {
     /// [`order_kind`]: add, cancel or modify.
@@ -286,7 +287,7 @@ pub mod event_kind {
 /// filled in by [`Engine::apply_stamped`](crate::Engine::apply_stamped) (the causing
 /// request's input position, for order checks and replay; its planned and actual send
 /// times, for end-to-end latency).
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct EventMsg {
     /// [`event_kind`].

@@ -1,4 +1,4 @@
-//! The cross-process pipeline (`src/bin/pipeline.rs`), run as real processes: two gateway
+//! The cross-process pipeline (`src/bin/pipeline/`), run as real processes: two gateway
 //! processes, an engine process and two market-data subscriber processes over salias.
 //!
 //! Which gateway's request the engine gets first depends on timing, so determinism is

@@ -7,66 +7,55 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::{Parser, ValueEnum};
 use matching_engine::{
     Engine, EngineConfig, EventTally, FlowConfig, OrderFlow, SelfTradePrevention, Side, SymbolConfig,
 };
 
+/// Replays a seeded synthetic order flow through the engine and prints the event counts,
+/// the event stream's hash and each book's top of book. The same arguments print the same
+/// hash, in any process on any host.
+#[derive(Parser, Debug)]
+#[command(name = "replay", args_override_self = true)]
 struct Options {
+    /// Seed of the order flow
+    #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
+    /// How many requests to replay
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     requests: u64,
+    /// How many symbols (1 to 1024)
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
     symbols: u32,
-    policy: SelfTradePrevention,
+    /// Self-trade prevention
+    #[arg(long, value_enum, default_value_t = Stp::Resting)]
+    stp: Stp,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut options = Options {
-        seed: 1,
-        requests: 1_000_000,
-        symbols: 4,
-        policy: SelfTradePrevention::CancelResting,
-    };
-    let mut args = args.iter();
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<u64>()
-                .map_err(|_| format!("{flag} takes a number, not {value:?}"))
-        };
-        match flag.as_str() {
-            "--seed" => options.seed = number()?,
-            "--requests" => options.requests = number()?,
-            "--symbols" => {
-                options.symbols = u32::try_from(number()?)
-                    .ok()
-                    .filter(|&n| (1..=1024).contains(&n))
-                    .ok_or("--symbols takes 1 to 1024")?
-            }
-            "--stp" => {
-                options.policy = match value.as_str() {
-                    "none" => SelfTradePrevention::None,
-                    "resting" => SelfTradePrevention::CancelResting,
-                    "incoming" => SelfTradePrevention::CancelIncoming,
-                    _ => return Err(format!("--stp takes none, resting or incoming, not {value:?}")),
-                }
-            }
-            _ => return Err(format!("unknown option {flag}")),
+/// `SelfTradePrevention` by its command-line name.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Stp {
+    /// Orders of one owner may trade with each other
+    None,
+    /// The resting order of the same owner is cancelled and matching goes on
+    Resting,
+    /// The incoming remainder is cancelled
+    Incoming,
+}
+
+impl From<Stp> for SelfTradePrevention {
+    fn from(stp: Stp) -> SelfTradePrevention {
+        match stp {
+            Stp::None => SelfTradePrevention::None,
+            Stp::Resting => SelfTradePrevention::CancelResting,
+            Stp::Incoming => SelfTradePrevention::CancelIncoming,
         }
     }
-    Ok(options)
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse(&args) {
-        Ok(options) => options,
-        Err(problem) => {
-            eprintln!(
-                "replay: {problem}\nusage: replay [--seed N] [--requests N] [--symbols N] [--stp none|resting|incoming]"
-            );
-            return ExitCode::FAILURE;
-        }
-    };
+    let options = Options::parse();
+    let policy = SelfTradePrevention::from(options.stp);
     // Symbol s trades around 10_000 * (s + 1) ticks, in a band of +-2_000 ticks.
     let bands: Vec<SymbolConfig> = (0..i64::from(options.symbols))
         .map(|s| SymbolConfig {
@@ -77,7 +66,7 @@ fn main() -> ExitCode {
     let config = EngineConfig {
         symbols: bands.clone(),
         max_resting_orders: 1 << 20,
-        self_trade_prevention: options.policy,
+        self_trade_prevention: policy,
     };
     let mut engine = match Engine::new(&config) {
         Ok(engine) => engine,
@@ -97,7 +86,7 @@ fn main() -> ExitCode {
 
     println!(
         "seed {} requests {} symbols {} stp {:?}",
-        options.seed, options.requests, options.symbols, options.policy
+        options.seed, options.requests, options.symbols, policy
     );
     println!(
         "events {} trades {} traded_qty {} rejects {} cancels {} resting {}",

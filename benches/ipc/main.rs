@@ -23,11 +23,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use salias::{
-    BusySpin, Bytes, Channel, Config, Error, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, SaliasMessage, Topology,
+    BusySpin, Bytes, Channel, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, PublishError, SaliasMessage,
+    Topology,
 };
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: the default message size.
-#[derive(SaliasMessage, Clone, Copy)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 #[repr(C)]
 struct Msg64 {
     producer: u64,
@@ -233,14 +235,14 @@ fn run_publisher<M: Mode, K: Topology>(name: &str, setup: &Setup, index: u64) {
             attempts += 1;
             match publisher.offer_batch(&batch[..count]) {
                 Ok(n) => seq += n as u64,
-                Err(Error::Backpressured) => backed_off(setup),
+                Err(PublishError::Backpressured) => backed_off(setup),
                 Err(e) => panic!("{e}"),
             }
         } else {
             attempts += 1;
             match publisher.offer(&Msg64::new(index, seq)) {
                 Ok(()) => seq += 1,
-                Err(Error::Backpressured) => backed_off(setup),
+                Err(PublishError::Backpressured) => backed_off(setup),
                 Err(e) => panic!("{e}"),
             }
         }
@@ -333,7 +335,7 @@ fn run_raw_publisher(name: &str, setup: &Setup) {
         };
         match sent {
             Ok(n) => seq += n as u64,
-            Err(Error::Backpressured) => std::hint::spin_loop(),
+            Err(PublishError::Backpressured) => std::hint::spin_loop(),
             Err(e) => panic!("{e}"),
         }
     }

@@ -1,101 +1,10 @@
-//! `salias`: lists the channels on this machine, shows a channel's live state slot by
-//! slot, and removes channels whose owner died without removing them.
-//!
-//! ```text
-//! salias list                     every channel: kind, owner, slots held, backlog
-//! salias show NAME...             a channel's live state, slot by slot
-//! salias remove-stale [NAME...]   removes the named channels if their owner died;
-//!                                 without names, every such channel
-//! ```
-//!
-//! It reads control blocks without connecting and takes no slot; only `remove-stale`
-//! changes anything, and only what `salias::remove_stale` would. A problem with one
-//! channel is reported and the others are still handled; the exit code is then 1.
-//!
-//! Like `connect`, it reads only channels of its own user unless told to trust others
-//! with `--trust-uid UID` (repeatable) or `--trust-any-user`.
-
-use std::process::ExitCode;
+//! The three commands, over the library's status API: what each prints, and how a problem
+//! with one channel is reported while the others are still handled.
 
 use salias::{ChannelStatus, Error, SlotHolder, Trust};
 
-const USAGE: &str = "usage:
-  salias [TRUST] list                     every channel: kind, owner, slots held, backlog
-  salias [TRUST] show NAME...             a channel's live state, slot by slot
-  salias [TRUST] remove-stale [NAME...]   remove the named channels if their owner died;
-                                          without names, every such channel
-TRUST (channels of other users are refused without it):
-  --trust-uid UID                         also read channels of user UID (repeatable)
-  --trust-any-user                        read channels of every user
-";
-
-fn main() -> ExitCode {
-    let mut args = Vec::new();
-    for arg in std::env::args_os().skip(1) {
-        match arg.into_string() {
-            Ok(arg) => args.push(arg),
-            Err(arg) => {
-                eprintln!("salias: {arg:?} is not valid UTF-8; channel names are A-Z a-z 0-9 . _ -");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let (trust, args) = match take_trust(args) {
-        Ok(split) => split,
-        Err(problem) => {
-            eprintln!("salias: {problem}");
-            eprint!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let outcome = match (args.first().map(String::as_str), &args[args.len().min(1)..]) {
-        (Some("list"), []) => list(&trust),
-        (Some("show"), names) if !names.is_empty() => show(names, &trust),
-        (Some("remove-stale"), names) => remove_stale(names, &trust),
-        (Some("help" | "--help" | "-h"), []) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        _ => {
-            eprint!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match outcome {
-        Ok(Done::Clean) => ExitCode::SUCCESS,
-        Ok(Done::WithProblems) => ExitCode::FAILURE,
-        Err(problem) => {
-            eprintln!("salias: {problem}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Takes the trust options out of `args`, wherever they stand.
-fn take_trust(args: Vec<String>) -> Result<(Trust, Vec<String>), String> {
-    let mut trust = Trust::current_user();
-    let mut rest = Vec::new();
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--trust-any-user" => trust = Trust::any_user(),
-            "--trust-uid" => {
-                let value = args
-                    .next()
-                    .ok_or("--trust-uid needs a user id, e.g. --trust-uid 1000")?;
-                let uid = value
-                    .parse()
-                    .map_err(|_| format!("--trust-uid takes a numeric user id, not {value:?}"))?;
-                trust = trust.and_uid(uid);
-            }
-            _ => rest.push(arg),
-        }
-    }
-    Ok((trust, rest))
-}
-
 /// How a command that handles several channels ended.
-enum Done {
+pub(crate) enum Done {
     Clean,
     /// Some channel could not be handled; each problem was reported on stderr.
     WithProblems,
@@ -105,7 +14,7 @@ fn report(name: &str, problem: &Error) {
     eprintln!("salias: {name:?}: {problem}");
 }
 
-fn list(trust: &Trust) -> salias::Result<Done> {
+pub(crate) fn list(trust: &Trust) -> salias::Result<Done> {
     let names = salias::list_channels()?;
     let mut rows = vec![[
         "NAME".to_owned(),
@@ -173,7 +82,7 @@ fn list(trust: &Trust) -> salias::Result<Done> {
     Ok(done)
 }
 
-fn show(names: &[String], trust: &Trust) -> salias::Result<Done> {
+pub(crate) fn show(names: &[String], trust: &Trust) -> salias::Result<Done> {
     let mut done = Done::Clean;
     for (index, name) in names.iter().enumerate() {
         if index > 0 {
@@ -243,7 +152,7 @@ fn print_status(name: &str, status: &ChannelStatus) {
     }
 }
 
-fn remove_stale(named: &[String], trust: &Trust) -> salias::Result<Done> {
+pub(crate) fn remove_stale(named: &[String], trust: &Trust) -> salias::Result<Done> {
     let sweep = named.is_empty();
     let names = if sweep {
         salias::list_channels()?

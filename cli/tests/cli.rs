@@ -1,6 +1,9 @@
 //! The `salias` command-line tool and the status API under it, against live channels and
 //! a stale one whose owner process was killed for real.
 
+// The library's test helpers (unique names, child roles, the test message type): one copy,
+// shared rather than forked.
+#[path = "../../tests/support/mod.rs"]
 mod support;
 
 use std::process::{Command, Output};

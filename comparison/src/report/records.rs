@@ -1,0 +1,153 @@
+//! One raw-data record per run, in the shared records' structs (`support::records`):
+//! every fact of a run in a field of its own, the label only a caption.
+
+use serde_json::Value;
+use support::hist::Quantiles;
+use support::records::{self, OpenLoop, PingPong, System, Throughput, ThroughputBench, oversubscribed};
+
+use crate::message::MESSAGE_BYTES;
+use crate::openloop;
+use crate::throughput::{Api, Run, Setup};
+
+/// The throughput record of `setup`'s `run` in `round`, as written.
+///
+/// `support::records::Api` has no value for iceoryx2's blocking send (`loan_uninit_block`,
+/// `RetryUntilDelivered`), which measures something else than `loan_uninit` with the
+/// application's retry: the record keeps it apart by that name, as the committed data do.
+pub fn throughput_line(setup: &Setup, round: usize, run: &Run) -> Value {
+    let mut line = serde_json::to_value(throughput(setup, round, run)).expect("a record encodes as JSON");
+    if setup.api == Api::LoanUninitBlock {
+        line["api"] = Api::LoanUninitBlock.name().into();
+    }
+    line
+}
+
+fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
+    let (kind, ring_bytes, buffer_messages) = match setup.system {
+        System::Salias => (Some("FifoMpsc"), Some(setup.param), None),
+        System::Aeron => (Some("ipc"), Some(setup.param), None),
+        System::Iceoryx2 => (Some("ipc::Service"), None, Some(setup.param)),
+        System::SpscFloor | System::Floor => (None, Some(setup.param), None),
+    };
+    let api = match setup.api {
+        Api::Offer => records::Api::Offer,
+        Api::OfferBatch => records::Api::OfferBatch,
+        Api::TryClaim => records::Api::TryClaim,
+        Api::LoanUninit | Api::LoanUninitBlock => records::Api::LoanUninit,
+        Api::Batch => records::Api::Batch,
+    };
+    // Every publisher and the subscriber poll in a loop; iceoryx2's blocking send, whose
+    // own wait yields and then sleeps, is counted as busy too.
+    let busy_processes = setup.publishers + 1;
+    Throughput {
+        bench: ThroughputBench::Throughput,
+        system: setup.system,
+        round,
+        label: setup.label(),
+        kind: kind.map(str::to_owned),
+        publishers: setup.publishers,
+        subscribers: 1,
+        ring_bytes,
+        buffer_messages,
+        api,
+        batch: setup.batch as u32,
+        message_bytes: MESSAGE_BYTES as u64,
+        messages_per_publisher: setup.messages,
+        published_per_s: run.published_per_s,
+        delivered_per_s: run.delivered_per_s,
+        delivered_bytes_per_s: Some(run.delivered_per_s * MESSAGE_BYTES as f64),
+        refused_fraction: run.refused,
+        placement: run.placement.clone(),
+        busy_processes,
+        oversubscribed: oversubscribed(busy_processes),
+    }
+}
+
+/// The ping-pong record: one way = round trip / 2, the count as it is.
+pub fn pingpong(system: System, round: usize, cores: [usize; 2], round_trips: &Quantiles) -> PingPong {
+    PingPong {
+        system,
+        round,
+        cores,
+        one_way_ns: round_trips.map(|ns| ns / 2),
+    }
+}
+
+/// The open-loop record of `system`'s run `r` at `offered_per_s`, for `plan` = (duration,
+/// warm-up) seconds.
+pub fn openloop(
+    system: System,
+    round: usize,
+    offered_per_s: f64,
+    plan: (f64, f64),
+    r: &openloop::OpenLoop,
+) -> OpenLoop {
+    OpenLoop {
+        system,
+        round,
+        offered_per_s,
+        achieved_per_s: r.achieved_per_s,
+        duration_s: plan.0,
+        warmup_s: plan.1,
+        refused_fraction: r.refused,
+        late_fraction: r.late_fraction,
+        saturated: r.saturated(),
+        placement: r.placement.clone(),
+        queueing_ns: r.queueing,
+        service_ns: r.service,
+        total_ns: r.total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> Run {
+        Run {
+            published_per_s: 2e6,
+            delivered_per_s: 1e6,
+            refused: 0.5,
+            placement: "S0@1 P0@0".into(),
+        }
+    }
+
+    #[test]
+    fn a_throughput_line_names_its_setup_in_fields() {
+        let setup = Setup::new(System::Salias, Api::OfferBatch, 2, 1000, 1 << 20);
+        let line = throughput_line(&setup, 3, &run());
+        assert_eq!(line["bench"], "throughput");
+        assert_eq!(line["system"], "salias");
+        assert_eq!(line["kind"], "FifoMpsc");
+        assert_eq!(line["api"], "offer_batch");
+        assert_eq!(line["batch"], 16);
+        assert_eq!(line["ring_bytes"], 1 << 20);
+        assert_eq!(line["buffer_messages"], Value::Null);
+        assert_eq!(line["busy_processes"], 3);
+        assert_eq!(line["delivered_bytes_per_s"], 64e6);
+        let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys[..4], ["bench", "system", "round", "label"], "the struct's order");
+    }
+
+    #[test]
+    fn iceoryx2s_blocking_send_keeps_its_own_api() {
+        let blocking = Setup::new(System::Iceoryx2, Api::LoanUninitBlock, 1, 1000, 16384);
+        let line = throughput_line(&blocking, 0, &run());
+        assert_eq!(line["api"], "loan_uninit_block");
+        assert_eq!(line["kind"], "ipc::Service");
+        assert_eq!(line["buffer_messages"], 16384);
+        assert_eq!(line["ring_bytes"], Value::Null);
+        let retrying = Setup::new(System::Iceoryx2, Api::LoanUninit, 1, 1000, 16384);
+        assert_eq!(throughput_line(&retrying, 0, &run())["api"], "loan_uninit");
+    }
+
+    #[test]
+    fn the_spsc_floor_has_no_kind() {
+        let setup = Setup::new(System::SpscFloor, Api::Batch, 1, 1000, 1 << 20);
+        let line = throughput_line(&setup, 0, &run());
+        assert_eq!(
+            (line["kind"].clone(), line["api"].clone()),
+            (Value::Null, "batch".into())
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! The summary on stdout: per setup or system the median [min, max] over rounds, and the
+//! ratios computed round by round (the runs of a round ran back to back).
+
+use support::hist::Quantiles;
+use support::records::System;
+use support::stats::{Spread, ratios};
+
+use crate::openloop::OpenLoop;
+use crate::pingpong::PING_WARMUP;
+use crate::plan::Plan;
+use crate::platform::latency_cores;
+use crate::roles::system_name;
+use crate::throughput::{Api, Run};
+
+/// Per offered load (M msg/s), per open-loop system of the plan, its runs in round order.
+pub type OpenLoopLevels = Vec<(f64, Vec<Vec<OpenLoop>>)>;
+
+/// Every run of one invocation, as the parts collected them.
+pub struct Results {
+    /// Per setup of the plan, its runs in round order.
+    pub throughput: Vec<Vec<Run>>,
+    /// Per latency system of the plan, its round trips in round order.
+    pub latency: Vec<Vec<Quantiles>>,
+    pub pingpong_cores: [usize; 2],
+    pub openloop: OpenLoopLevels,
+}
+
+/// The spread of `f` over `runs`; all zero for no runs (a part that did not run).
+fn spread<T>(runs: &[T], f: impl Fn(&T) -> f64) -> Spread {
+    Spread::of_each(runs, f).unwrap_or(Spread {
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
+    })
+}
+
+pub fn print(plan: &Plan, results: &Results) {
+    if plan.throughput {
+        throughput(plan, &results.throughput);
+    }
+    if plan.latency {
+        latency(plan, &results.latency, results.pingpong_cores);
+    }
+    if plan.openloop && !results.openloop.is_empty() {
+        openloop(plan, &results.openloop);
+    }
+}
+
+fn throughput(plan: &Plan, results: &[Vec<Run>]) {
+    println!(
+        "\n{:<46} {:>26} {:>26} {:>9}  placement",
+        "throughput, 64-byte messages", "published M/s med [min,max]", "delivered M/s med [min,max]", "refused"
+    );
+    for (setup, runs) in plan.setups.iter().zip(results) {
+        let p = spread(runs, |r| r.published_per_s / 1e6);
+        let d = spread(runs, |r| r.delivered_per_s / 1e6);
+        let refused = spread(runs, |r| r.refused * 100.0).median;
+        println!(
+            "{:<46} {:>9.2} [{:>6.2},{:>6.2}] {:>11.2} [{:>6.2},{:>6.2}] {refused:>8.2}%  {}",
+            setup.label(),
+            p.median,
+            p.min,
+            p.max,
+            d.median,
+            d.min,
+            d.max,
+            runs.first().map_or("", |r| r.placement.as_str())
+        );
+    }
+    let find = |system: System, api: Api, publishers: u32| {
+        plan.setups
+            .iter()
+            .position(|s| s.system == system && s.api == api && s.publishers == publishers)
+    };
+    let pairs = [
+        ((System::Salias, Api::Offer, 1), (System::Aeron, Api::TryClaim, 1)),
+        ((System::Salias, Api::Offer, 1), (System::Aeron, Api::Offer, 1)),
+        ((System::Salias, Api::Offer, 1), (System::Iceoryx2, Api::LoanUninit, 1)),
+        ((System::Salias, Api::Offer, 1), (System::SpscFloor, Api::Batch, 1)),
+        ((System::Salias, Api::OfferBatch, 1), (System::SpscFloor, Api::Batch, 1)),
+        ((System::Salias, Api::OfferBatch, 1), (System::Aeron, Api::TryClaim, 1)),
+        ((System::Salias, Api::Offer, 2), (System::Aeron, Api::TryClaim, 2)),
+        ((System::Salias, Api::Offer, 2), (System::Iceoryx2, Api::LoanUninit, 2)),
+    ];
+    println!("\nratios of delivered rates, median [min,max] of per-round ratios:");
+    let delivered = |runs: &[Run]| runs.iter().map(|r| r.delivered_per_s).collect::<Vec<_>>();
+    let name = |i: usize| {
+        let s = &plan.setups[i];
+        format!("{} {}P1S {}", system_name(s.system), s.publishers, s.variant())
+    };
+    for (a, b) in pairs {
+        if let (Some(i), Some(j)) = (find(a.0, a.1, a.2), find(b.0, b.1, b.2)) {
+            let r = spread(&ratios(&delivered(&results[i]), &delivered(&results[j])), |x| *x);
+            println!(
+                "  {:<32} / {:<32} {:>6.2}× [{:.2}, {:.2}]",
+                name(i),
+                name(j),
+                r.median,
+                r.min,
+                r.max
+            );
+        }
+    }
+}
+
+/// p50 … max of a round trip, halved: the one-way figure, in ns.
+fn one_way(q: &Quantiles, name: &str) -> f64 {
+    q.get(name).unwrap_or(0) as f64 / 2.0
+}
+
+fn latency(plan: &Plan, latency: &[Vec<Quantiles>], cores: [usize; 2]) {
+    let (pings, rounds) = (plan.pings, plan.rounds);
+    println!(
+        "\nping-pong one way (round trip / 2) between cores {} and {}, {pings} pings + {PING_WARMUP} warm-up × {rounds} rounds; ns, median over rounds [min,max] of p50; medians of the other percentiles:",
+        cores[0], cores[1]
+    );
+    println!(
+        "{:<10} {:>20} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "system", "p50 [min,max]", "p90", "p99", "p99.9", "p99.99", "max"
+    );
+    for (&system, runs) in plan.latency_systems.iter().zip(latency) {
+        let q = |name: &str| spread(runs, |p| one_way(p, name));
+        let p50 = q("p50");
+        println!(
+            "{:<10} {:>20} {:>8.0} {:>8.0} {:>8.0} {:>9.0} {:>9.0}",
+            system_name(system),
+            format!("{:.0} [{:.0},{:.0}]", p50.median, p50.min, p50.max),
+            q("p90").median,
+            q("p99").median,
+            q("p99.9").median,
+            q("p99.99").median,
+            q("max").median
+        );
+    }
+    let at = |s: System| plan.latency_systems.iter().position(|x| *x == s);
+    let p50s = |i: usize| latency[i].iter().map(|p| one_way(p, "p50")).collect::<Vec<_>>();
+    if let Some(si) = at(System::Salias) {
+        for other in [System::Aeron, System::Iceoryx2, System::Floor] {
+            if let Some(oi) = at(other) {
+                let r = spread(&ratios(&p50s(si), &p50s(oi)), |x| *x);
+                println!(
+                    "  p50 latency salias / {:<9} {:>5.2}× [{:.2}, {:.2}]  (medians {:.0} / {:.0} ns)",
+                    system_name(other),
+                    r.median,
+                    r.min,
+                    r.max,
+                    spread(&p50s(si), |x| *x).median,
+                    spread(&p50s(oi), |x| *x).median
+                );
+            }
+        }
+    }
+}
+
+fn openloop(plan: &Plan, openloop: &OpenLoopLevels) {
+    let [a, b] = latency_cores();
+    println!(
+        "\nopen loop, 1P1S, publisher on core {a}, subscriber on core {b}, {} s per level + {} s warm-up × {} rounds;\nns, medians over rounds of each percentile (total = queueing + service):",
+        plan.ol_duration, plan.ol_warmup, plan.rounds
+    );
+    println!(
+        "{:>7} {:<9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>8} {:>6}",
+        "M/s", "system", "sent M/s", "total p50", "p99", "p99.9", "max", "queue p50", "serv p50", "refused", "sat"
+    );
+    for (load, runs) in openloop {
+        for ((system, _), runs) in plan.openloop_systems.iter().zip(runs) {
+            if runs.is_empty() {
+                continue;
+            }
+            let total = |name: &str| spread(runs, |r| r.total.get(name).unwrap_or(0) as f64).median;
+            let saturated = runs.iter().filter(|r| r.saturated()).count();
+            println!(
+                "{load:>7} {:<9} {:>8.2} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>9.0} {:>9.0} {:>7.2}% {saturated:>4}/{}",
+                system_name(*system),
+                spread(runs, |r| r.achieved_per_s / 1e6).median,
+                total("p50"),
+                total("p99"),
+                total("p99.9"),
+                total("max"),
+                spread(runs, |r| r.queueing.p50() as f64).median,
+                spread(runs, |r| r.service.p50() as f64).median,
+                spread(runs, |r| r.refused * 100.0).median,
+                runs.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Aeron IPC through rusteron: the client, the roles, and the embedded C media driver.
+
+use std::ffi::CString;
+use std::time::{Duration, Instant};
+
+use rusteron_client::*;
+use support::barrier::Barrier;
+
+use crate::message::Msg64;
+use crate::openloop::{openloop_publish, openloop_subscribe};
+use crate::pingpong::{ping_loop, pong_loop};
+use crate::roles::Params;
+use crate::throughput::{Api, POLL_LIMIT, drain, flood};
+
+/// Aeron's IPC term length, in bytes: the URI below and the driver state it.
+pub const AERON_TERM_BYTES: u64 = 64 << 20;
+
+/// Aeron's IPC term length, set explicitly on the publication URI (it is also the C driver's
+/// default for IPC, `AERON_IPC_TERM_BUFFER_LENGTH_DEFAULT` = 64 MiB).
+pub const AERON_URI: &str = "aeron:ipc?term-length=64m";
+pub const AERON_SUB_URI: &str = "aeron:ipc";
+
+pub struct Client {
+    pub aeron: Aeron,
+    pub _ctx: AeronContext,
+}
+
+pub fn connect(dir: &str) -> Client {
+    let ctx = AeronContext::new().unwrap();
+    ctx.set_dir(&CString::new(dir).unwrap()).unwrap();
+    // Map (and fault in) the log buffers when a publication or image is added, outside
+    // the timed region; salias and the floors prefault their memory too.
+    ctx.set_pre_touch_mapped_memory(true).unwrap();
+    ctx.set_error_handler(Some(|code: i32, msg: &str| eprintln!("aeron error {code}: {msg}")))
+        .unwrap();
+    let aeron = Aeron::new(&ctx).unwrap();
+    aeron.start().unwrap();
+    Client { aeron, _ctx: ctx }
+}
+
+pub fn exclusive_publication(client: &Client, stream: i32) -> AeronExclusivePublication {
+    let uri = CString::new(AERON_URI).unwrap();
+    client
+        .aeron
+        .async_add_exclusive_publication(&uri, stream)
+        .unwrap()
+        .poll_blocking(Duration::from_secs(30))
+        .unwrap()
+}
+
+pub fn subscription(client: &Client, stream: i32) -> AeronSubscription {
+    let uri = CString::new(AERON_SUB_URI).unwrap();
+    client
+        .aeron
+        .async_add_subscription(&uri, stream, Handlers::NONE, Handlers::NONE)
+        .unwrap()
+        .poll_blocking(Duration::from_secs(30))
+        .unwrap()
+}
+
+pub fn wait_connected(publication: &AeronExclusivePublication) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !publication.is_connected() {
+        assert!(Instant::now() < deadline, "aeron publication never connected");
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+pub fn wait_images(subscription: &AeronSubscription, images: i32) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while subscription.image_count().unwrap() < images {
+        assert!(Instant::now() < deadline, "aeron subscription never saw its images");
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+/// One publish of `message`: try_claim + write + commit, or offer. Returns the raw
+/// Aeron position (negative: refused).
+#[inline(always)]
+pub fn publish(
+    publication: &AeronExclusivePublication,
+    claim: &AeronBufferClaim,
+    use_claim: bool,
+    message: &Msg64,
+) -> i64 {
+    if use_claim {
+        let position = publication.try_claim_raw(64, claim);
+        if position >= 0 {
+            let data = claim.data();
+            debug_assert_eq!(data.len(), 64);
+            // SAFETY: try_claim_raw(64) succeeded, so the claim's data is 64 writable bytes of
+            // the term buffer, this publication's alone until `commit`; the write is unaligned.
+            unsafe { std::ptr::write_unaligned(data.as_mut_ptr() as *mut Msg64, *message) };
+            claim.commit().unwrap();
+        }
+        position
+    } else {
+        publication.offer_raw::<AeronReservedValueSupplierLogger>(message.as_bytes(), None)
+    }
+}
+
+/// Whether a negative position is back pressure (retry) rather than an error.
+pub fn retryable(position: i64) -> bool {
+    // -1 not connected, -2 back pressured, -3 admin action (term rotation)
+    matches!(position, -3..=-1)
+}
+
+/// Publishes `message` with `try_claim`, retrying while Aeron refuses it.
+fn publish_until_accepted(publication: &AeronExclusivePublication, claim: &AeronBufferClaim, message: &Msg64) {
+    loop {
+        let position = publish(publication, claim, true, message);
+        if position >= 0 {
+            return;
+        }
+        assert!(retryable(position), "aeron publish failed: {position}");
+    }
+}
+
+pub fn publisher(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
+    let publication = exclusive_publication(&client, a.stream);
+    wait_connected(&publication);
+    let claim = AeronBufferClaim::default();
+    let use_claim = a.api == Some(Api::TryClaim);
+    let published = flood(a, barrier, |seq| {
+        let position = publish(&publication, &claim, use_claim, &Msg64::new(a.index, seq));
+        assert!(position >= 0 || retryable(position), "aeron publish failed: {position}");
+        u64::from(position >= 0)
+    });
+    published.report(barrier);
+    drop(publication);
+}
+
+pub fn subscriber(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
+    let subscription = subscription(&client, a.stream);
+    wait_images(&subscription, a.publishers as i32);
+    drain(a, barrier, |verifier| {
+        subscription
+            .poll_fn(
+                |buf: &[u8], _header: AeronHeader| verifier.check(&Msg64::read_from(buf)),
+                POLL_LIMIT,
+            )
+            .expect("aeron poll");
+    });
+}
+
+/// Ping-pong: stream `a.stream` carries pings, `a.stream + 1` pongs.
+pub fn pinger(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
+    let subscription = subscription(&client, a.stream + 1);
+    let publication = exclusive_publication(&client, a.stream);
+    wait_connected(&publication);
+    wait_images(&subscription, 1);
+    let claim = AeronBufferClaim::default();
+    ping_loop(a.messages, barrier, |seq| {
+        publish_until_accepted(&publication, &claim, &Msg64::new(0, seq));
+        let mut back = None;
+        while back.is_none() {
+            subscription
+                .poll_fn(|buf: &[u8], _h: AeronHeader| back = Some(Msg64::read_from(buf)), 1)
+                .expect("aeron poll");
+        }
+        back.expect("polled until one came")
+    });
+}
+
+pub fn ponger(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
+    let subscription = subscription(&client, a.stream);
+    let publication = exclusive_publication(&client, a.stream + 1);
+    wait_connected(&publication);
+    wait_images(&subscription, 1);
+    let claim = AeronBufferClaim::default();
+    pong_loop(a.messages, barrier, || {
+        let mut echoed = 0;
+        while echoed == 0 {
+            echoed = subscription
+                .poll_fn(
+                    |buf: &[u8], _h: AeronHeader| publish_until_accepted(&publication, &claim, &Msg64::read_from(buf)),
+                    1,
+                )
+                .expect("aeron poll");
+        }
+    });
+}
+
+pub fn ol_publisher(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
+    let publication = exclusive_publication(&client, a.stream);
+    wait_connected(&publication);
+    let claim = AeronBufferClaim::default();
+    openloop_publish(a, barrier, |m| {
+        let position = publish(&publication, &claim, true, m);
+        assert!(position >= 0 || retryable(position), "aeron publish failed: {position}");
+        position >= 0
+    });
+    drop(publication);
+}
+
+pub fn ol_subscriber(a: &Params, barrier: &Barrier) {
+    let client = connect(&a.aeron_dir);
+    let subscription = subscription(&client, a.stream);
+    wait_images(&subscription, 1);
+    openloop_subscribe(a, barrier, |r| {
+        subscription
+            .poll_fn(
+                |buf: &[u8], _h: AeronHeader| r.receive(&Msg64::read_from(buf)),
+                POLL_LIMIT,
+            )
+            .expect("aeron poll");
+    });
+}
+
+/// Starts the embedded Aeron C media driver: SHARED threading (one agent thread runs the
+/// conductor, sender and receiver; IPC needs only the conductor), default backoff idle
+/// strategy, log files fully allocated (clients pre-touch their mappings), directory under
+/// /dev/shm deleted on start and exit.
+pub fn start_aeron_driver() -> rusteron_media_driver::testing::EmbeddedDriver {
+    use rusteron_media_driver::bindings::aeron_threading_mode_enum;
+    rusteron_media_driver::testing::EmbeddedDriver::launch_with(|ctx| {
+        ctx.set_threading_mode(aeron_threading_mode_enum::AERON_THREADING_MODE_SHARED)?;
+        ctx.set_ipc_term_buffer_length(AERON_TERM_BYTES as usize)?;
+        // a fully allocated (not sparse) log file; clients map it with MAP_POPULATE
+        ctx.set_term_buffer_sparse_file(false)?;
+        // Every run drains its publications before closing them, so a short linger only
+        // frees each run's 192 MiB log from /dev/shm sooner (default 5 s).
+        ctx.set_publication_linger_timeout_ns(200_000_000)?;
+        Ok(())
+    })
+    .expect("start the embedded Aeron media driver")
+}

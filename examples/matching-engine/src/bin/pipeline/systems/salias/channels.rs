@@ -1,0 +1,142 @@
+//! The salias channels of a cross-process run, and the transports over them.
+
+use std::time::Duration;
+
+use matching_engine::{EventMsg, OrderMsg};
+use salias::{FifoMpsc, PublishError, ReceiveError, SaliasMessage};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+use crate::transport::{EventRx, EventTx, OrderRx, OrderTx};
+
+/// Start and end of a run, on a control channel (the data channels carry only data).
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
+#[repr(C)]
+pub struct Control {
+    pub kind: u64,
+    pub value: u64,
+}
+
+pub const READY: u64 = 1;
+
+pub const GO: u64 = 2;
+
+pub const ENGINE_DONE: u64 = 3;
+
+pub struct Names {
+    pub orders: String,
+    pub events: String,
+    pub ready: String,
+    pub control: String,
+}
+
+impl Names {
+    pub fn new(base: &str) -> Names {
+        Names {
+            orders: format!("{base}-orders"),
+            events: format!("{base}-events"),
+            ready: format!("{base}-ready"),
+            control: format!("{base}-control"),
+        }
+    }
+}
+
+/// Checks in on the ready channel, then waits for the start time on the control channel.
+pub fn ready_and_wait_for_start(
+    names: &Names,
+    control: &mut salias::Subscriber<Control, salias::Fifo, salias::Fanout>,
+) -> u64 {
+    let ready = FifoMpsc::<Control>::connect(&names.ready).expect("connect ready");
+    ready
+        .publisher()
+        .expect("ready publisher")
+        .send(&Control { kind: READY, value: 0 })
+        .expect("report ready");
+    loop {
+        let message = *control.recv().expect("control");
+        if message.kind == GO {
+            return message.value;
+        }
+    }
+}
+
+pub struct SaliasOrderTx(pub salias::Publisher<OrderMsg, salias::Ordered, salias::Mpsc>);
+
+impl OrderTx for SaliasOrderTx {
+    fn try_send(&mut self, order: &OrderMsg) -> bool {
+        match self.0.offer(order) {
+            Ok(()) => true,
+            Err(PublishError::Backpressured) => false,
+            Err(e) => panic!("gateway offer: {e}"),
+        }
+    }
+}
+
+pub struct SaliasOrderRx(pub salias::Subscriber<OrderMsg, salias::Ordered, salias::Mpsc>);
+
+impl OrderRx for SaliasOrderRx {
+    fn try_recv(&mut self) -> Option<(u64, OrderMsg)> {
+        let received = self.0.try_recv().expect("engine receive")?;
+        Some((received.sequence(), *received))
+    }
+
+    fn idle(&mut self) {
+        std::hint::spin_loop();
+    }
+
+    fn gaps(&self) -> u64 {
+        self.0.gaps().missing
+    }
+}
+
+pub struct SaliasEventTx(pub salias::Publisher<EventMsg, salias::Fifo, salias::Fanout>);
+
+impl EventTx for SaliasEventTx {
+    fn try_send(&mut self, events: &[EventMsg]) -> usize {
+        match self.0.offer_batch(events) {
+            Ok(n) => n,
+            Err(PublishError::Backpressured) => 0,
+            Err(e) => panic!("engine offer: {e}"),
+        }
+    }
+}
+
+pub struct SaliasEventRx {
+    pub events: salias::Subscriber<EventMsg, salias::Fifo, salias::Fanout>,
+    pub control: salias::Subscriber<Control, salias::Fifo, salias::Fanout>,
+}
+
+impl EventRx for SaliasEventRx {
+    fn poll(&mut self, mut handle: impl FnMut(&EventMsg)) -> usize {
+        let polled = self
+            .events
+            .poll(1024, |_, event| handle(event))
+            .expect("subscriber poll");
+        if polled > 0 {
+            return polled;
+        }
+        // Nothing there: wait with the subscriber's strategy (a short spin, then a futex
+        // sleep that the engine's next commit ends), so the core is free meanwhile.
+        match self.events.recv_timeout(Duration::from_millis(1)) {
+            Ok(event) => {
+                handle(&event);
+                1
+            }
+            Err(ReceiveError::TimedOut) => 0,
+            Err(e) => panic!("subscriber receive: {e}"),
+        }
+    }
+
+    fn idle(&mut self) {}
+
+    fn engine_done(&mut self) -> Option<u64> {
+        let mut done = None;
+        self.control
+            .poll(16, |_, message| {
+                if message.kind == ENGINE_DONE {
+                    done = Some(message.value);
+                }
+            })
+            .expect("control poll");
+        done
+    }
+}

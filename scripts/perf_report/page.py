@@ -1,0 +1,70 @@
+"""The page being written, and how its figures are formatted: the pieces every section of
+the report uses."""
+
+import math
+import os
+
+
+def fmt(x, digits=2):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if digits == 0:
+        return f"{x:,.0f}".replace(",", " ")
+    return f"{x:.{digits}f}"
+
+
+def fmt_mmm(stat, digits=2, scale=1.0):
+    if stat is None:
+        return "–"
+    m, lo, hi, _ = stat
+    return f"{fmt(m * scale, digits)} [{fmt(lo * scale, digits)}, {fmt(hi * scale, digits)}]"
+
+
+def fmt_ns(x):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return fmt(x, 0)
+
+
+def fmt_ratio(stat):
+    if stat is None:
+        return "–"
+    m, lo, hi, n = stat
+    return f"**{m:.2f}×** [{lo:.2f}, {hi:.2f}]"
+
+
+def api_text(batch):
+    return "offer" if batch == 1 else f"batch {batch}"
+
+
+def md_table(header, rows, align=None):
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+class Page:
+    """The report being written: its lines, and the plots it refers to."""
+
+    def __init__(self, out, plots_dir):
+        self.lines = []
+        self.plots = []
+        self.plots_dir = plots_dir
+        self.out_dir = os.path.dirname(os.path.abspath(out))
+        self.rel_plots = os.path.relpath(plots_dir, self.out_dir)
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def plot_path(self, name):
+        return os.path.join(self.plots_dir, name)
+
+    def plot_ref(self, name, caption):
+        """Markdown for a plot this run wrote, which is then kept."""
+        self.plots.append(name)
+        self.add(f"![{caption}]({self.rel_plots}/{name})", "")
+
+    def text(self):
+        return "\n".join(self.lines).rstrip("\n") + "\n"

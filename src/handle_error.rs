@@ -1,0 +1,238 @@
+//! What a publish or a receive returns when it fails: [`PublishError`] and
+//! [`ReceiveError`], small `Copy` values, and the handle's record of the full [`Error`]
+//! behind a broken channel.
+//!
+//! The hot path moves no strings: a refused offer is one byte, and the sentence saying
+//! what a peer broke, and where, is built only on the cold failure path and kept by the
+//! handle (`Publisher::fault`, `Subscriber::fault`). `?` turns either into an [`Error`].
+
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+use crate::error::Error;
+use crate::region::Shared;
+
+/// Why a publish failed (`offer`, `offer_batch`, `claim`, `send`, `send_timeout`,
+/// `ClaimBytes::commit_len`). `Copy` and at most 16 bytes, so returning it costs the hot
+/// path nothing; `Display` says what was wrong and what to do.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-publish-error-{}", std::process::id());
+/// use salias::PublishError;
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name).capacity(4096))?;
+/// let mut publisher = channel.publisher()?;
+/// loop {
+///     match publisher.offer(&Tick { seq: 0 }) {
+///         Ok(()) => {}
+///         Err(PublishError::Backpressured) => break, // full: retry later, or `send`
+///         // A broken channel: the handle keeps the details.
+///         Err(PublishError::Corrupt) => panic!("{:?}", publisher.fault()),
+///         Err(other) => return Err(other.into()), // `?` works too
+///     }
+/// }
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// The ring has no room for the message now; nothing was written. Retry later.
+    Backpressured,
+    /// A blocking send gave up after its timeout; nothing was written.
+    TimedOut,
+    /// A raw message is larger than the channel (or the claim) accepts.
+    MessageTooLarge {
+        /// The message length in bytes.
+        len: usize,
+        /// The largest length accepted, in bytes.
+        max: u32,
+    },
+    /// A raw message for a typed channel does not have the type's exact size.
+    WrongMessageSize {
+        /// The message length in bytes.
+        len: usize,
+        /// The channel's message type size in bytes.
+        expected: u32,
+    },
+    /// Shared memory holds a value that breaks the protocol (a crashed, buggy or hostile
+    /// peer); `fault()` on the handle says what and where.
+    Corrupt,
+    /// Another process truncated the channel's shared memory while it was mapped here.
+    Truncated,
+    /// The handle was inherited across `fork()`: its slot belongs to the parent process.
+    Inherited,
+}
+
+/// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`). `Copy` and one
+/// byte; `Display` says what was wrong and what to do.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-receive-error-{}", std::process::id());
+/// use std::time::Duration;
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut subscriber = channel.subscriber()?;
+/// let nothing = subscriber.recv_timeout(Duration::from_millis(1)).map(|t| t.seq);
+/// assert_eq!(nothing, Err(salias::ReceiveError::TimedOut));
+/// assert!(subscriber.fault().is_none()); // a timeout breaks nothing
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReceiveError {
+    /// A blocking receive gave up after its timeout.
+    TimedOut,
+    /// Shared memory holds a value that breaks the protocol (a crashed, buggy or hostile
+    /// peer); `fault()` on the handle says what and where.
+    Corrupt,
+    /// Another process truncated the channel's shared memory while it was mapped here.
+    Truncated,
+    /// The handle was inherited across `fork()`: its slot belongs to the parent process.
+    Inherited,
+}
+
+const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 16);
+
+const CORRUPT: &str = "the channel holds data that breaks the salias protocol: a peer process crashed mid-write, is buggy, or is hostile; `fault()` on this handle says what was found and where";
+const TRUNCATED: &str = "another process truncated the channel's shared memory while it was mapped here; what was in it is gone, so recreate the channel and find out which process shrank it";
+const INHERITED: &str = "this handle was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again";
+const TIMED_OUT: &str = "the blocking call timed out before it could complete";
+
+impl fmt::Display for PublishError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            PublishError::Backpressured => f.write_str(
+                "the ring is full: subscribers have not released enough space; nothing was written, retry later or use a blocking send",
+            ),
+            PublishError::TimedOut => f.write_str(TIMED_OUT),
+            PublishError::MessageTooLarge { len, max } => write!(
+                f,
+                "message of {len} bytes is larger than the channel's maximum of {max} bytes; split it or create the channel with a larger `max_message_size`"
+            ),
+            PublishError::WrongMessageSize { len, expected } => write!(
+                f,
+                "raw message of {len} bytes does not fit this typed channel, whose messages are exactly {expected} bytes"
+            ),
+            PublishError::Corrupt => f.write_str(CORRUPT),
+            PublishError::Truncated => f.write_str(TRUNCATED),
+            PublishError::Inherited => f.write_str(INHERITED),
+        }
+    }
+}
+
+impl fmt::Display for ReceiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReceiveError::TimedOut => TIMED_OUT,
+            ReceiveError::Corrupt => CORRUPT,
+            ReceiveError::Truncated => TRUNCATED,
+            ReceiveError::Inherited => INHERITED,
+        })
+    }
+}
+
+impl std::error::Error for PublishError {}
+impl std::error::Error for ReceiveError {}
+
+impl From<PublishError> for Error {
+    fn from(error: PublishError) -> Self {
+        Error::Publish(error)
+    }
+}
+
+impl From<ReceiveError> for Error {
+    fn from(error: ReceiveError) -> Self {
+        Error::Receive(error)
+    }
+}
+
+/// How a channel broke under a handle: what both error types share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Broken {
+    Corrupt,
+    Truncated,
+    Inherited,
+}
+
+impl From<Broken> for PublishError {
+    #[inline(always)]
+    fn from(broken: Broken) -> Self {
+        match broken {
+            Broken::Corrupt => PublishError::Corrupt,
+            Broken::Truncated => PublishError::Truncated,
+            Broken::Inherited => PublishError::Inherited,
+        }
+    }
+}
+
+impl From<Broken> for ReceiveError {
+    #[inline(always)]
+    fn from(broken: Broken) -> Self {
+        match broken {
+            Broken::Corrupt => ReceiveError::Corrupt,
+            Broken::Truncated => ReceiveError::Truncated,
+            Broken::Inherited => ReceiveError::Inherited,
+        }
+    }
+}
+
+/// A handle's record of the full error behind the last [`Broken`] failure it returned.
+/// Written only on the cold failure path, through `&self` (receives find corruption there);
+/// a mutex nobody contends rather than a `Cell`, so the record itself says nothing about
+/// whether a handle is `Sync` (the handles' own markers say that).
+#[derive(Default)]
+pub(crate) struct FaultRecord(Mutex<Option<Error>>);
+
+impl FaultRecord {
+    /// Keeps `error`, one of the channel's own failures, and says which kind it is.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn record(&self, shared: &Shared, error: Error) -> Broken {
+        let broken = match &error {
+            Error::Inherited { .. } => Broken::Inherited,
+            _ if shared.is_truncated() => Broken::Truncated,
+            _ => Broken::Corrupt,
+        };
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+        broken
+    }
+
+    /// Records a protocol violation `what` (or the truncation behind it).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn corrupt(&self, shared: &Shared, what: String) -> Broken {
+        self.record(shared, shared.corrupt(what))
+    }
+
+    /// Records that the channel's health cell was found unhealthy.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unhealthy(&self, shared: &Shared, bad: crate::platform::Unhealthy) -> Broken {
+        self.record(shared, bad.error(&shared.name))
+    }
+
+    /// The last recorded error, kept.
+    pub(crate) fn get(&self) -> Option<Error> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The full error for a setup call that failed with `small`: the recorded one if
+    /// `small` reports a broken channel.
+    #[cold]
+    pub(crate) fn full(&self, small: PublishError) -> Error {
+        match small {
+            PublishError::Corrupt | PublishError::Truncated | PublishError::Inherited => {
+                self.get().unwrap_or(Error::Publish(small))
+            }
+            other => Error::Publish(other),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The tools the salias benchmarks and integration tests share, each written once: the
+//! clock, core pinning, the shared-memory start barrier, running roles as separate
+//! processes under a watchdog, statistics and the machine's description, HdrHistogram
+//! helpers with one quantile list, the cache-line floor, and the raw-data records with
+//! their JSON-lines writer.
+//!
+//! It does not depend on salias, so a harness links the library once, its own way.
+//!
+//! - Time: [`clock::now_ns`] (CLOCK_MONOTONIC, one clock for every process on the
+//!   machine) and [`clock::resolution_ns`].
+//! - Placement: [`cores::cores`], [`cores::pin`], [`cores::core_for`],
+//!   [`cores::Placement`].
+//! - Processes: [`role::Role`] re-executes the running binary as a role,
+//!   [`role::Children`] waits for them under a watchdog, [`role::report`] and
+//!   [`role::report_json`] are the one child report format.
+//! - Shared memory: [`shm::ShmFile`], [`barrier::Barrier`], [`floor`].
+//! - Figures: [`stats::Spread`], [`stats::ratios`], [`machine::Machine`],
+//!   [`hist::Quantiles`] over [`hist::QUANTILES`].
+//! - Raw data: [`records`] (the records every harness writes) and [`jsonl::JsonLines`].
+
+pub mod barrier;
+pub mod clock;
+pub mod cores;
+pub mod floor;
+pub mod hist;
+pub mod jsonl;
+pub mod machine;
+pub mod records;
+pub mod role;
+pub mod shm;
+pub mod stats;

@@ -1,0 +1,391 @@
+//! The raw-data records of the benchmark harnesses (benches/ipc, comparison/), one
+//! struct per kind of line, written with serde: never hand-formatted JSON. The first line
+//! of a file is a [`Header`]; every further line one record, whose `bench` says which:
+//! [`Throughput`] (`throughput`, `size`, `stress`), [`PingPong`], [`OpenLoop`]. Fields
+//! that mean nothing for a system are present as `null`. `label` is a caption for people
+//! only: everything it says is also in a field of its own.
+
+use serde::Serialize;
+
+use crate::clock;
+use crate::cores::cores;
+use crate::hist::Quantiles;
+use crate::machine::Machine;
+
+/// The first line of a raw-data file: where, how and with what it was measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    /// [`Machine`]'s description: CPU, cores, kernel.
+    pub machine: String,
+    /// The command that produced the file.
+    pub command: String,
+    /// Rounds every variant ran.
+    pub rounds: usize,
+    /// Versions of what was measured, where the harness records them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versions: Option<serde_json::Value>,
+    /// The harness's settings, where it records them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
+    /// The clock every stamp was taken with.
+    pub clock: Clock,
+}
+
+impl Header {
+    /// A header for this machine and clock, with no versions or config.
+    pub fn new(command: impl Into<String>, rounds: usize) -> Header {
+        Header {
+            machine: Machine::detect().to_string(),
+            command: command.into(),
+            rounds,
+            versions: None,
+            config: None,
+            clock: Clock::monotonic(),
+        }
+    }
+}
+
+/// The clock of the stamps.
+#[derive(Clone, Debug, Serialize)]
+pub struct Clock {
+    /// Always `CLOCK_MONOTONIC` ([`crate::clock::now_ns`]).
+    pub source: &'static str,
+    /// Its resolution by `clock_getres`, in ns.
+    pub resolution_ns: u64,
+}
+
+impl Clock {
+    /// `CLOCK_MONOTONIC` and its resolution on this machine.
+    pub fn monotonic() -> Clock {
+        Clock {
+            source: "CLOCK_MONOTONIC",
+            resolution_ns: clock::resolution_ns(),
+        }
+    }
+}
+
+/// What was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum System {
+    /// salias.
+    Salias,
+    /// Aeron IPC.
+    Aeron,
+    /// iceoryx2.
+    Iceoryx2,
+    /// The bare SPSC ring floor.
+    SpscFloor,
+    /// The bare cache-line floor.
+    Floor,
+}
+
+/// Which of the throughput-like benchmarks a [`Throughput`] record comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThroughputBench {
+    /// 64-byte messages over every kind, shape and ring.
+    Throughput,
+    /// The message size sweep.
+    Size,
+    /// More publishers than cores into small rings.
+    Stress,
+}
+
+/// How the publishers sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// One message per call (salias `offer`, Aeron `offer`).
+    Offer,
+    /// salias `offer_batch`.
+    OfferBatch,
+    /// Aeron `try_claim`.
+    TryClaim,
+    /// iceoryx2 `loan_uninit`.
+    LoanUninit,
+    /// The SPSC floor's batched publication.
+    Batch,
+}
+
+/// One throughput, size-sweep or stress run: every publisher floods, and the rates are
+/// over the time from the start barrier to the last offer (published) and to the last
+/// message received (delivered).
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    /// Which benchmark.
+    pub bench: ThroughputBench,
+    /// What was measured.
+    pub system: System,
+    /// The round, from 0.
+    pub round: usize,
+    /// A caption for people, e.g. `FifoMpsc 1P1S ring 1 MiB offer`; never parsed.
+    pub label: String,
+    /// The salias kind (`FifoMpsc`, `RawFifoMpsc`, …); `ipc` for Aeron, `ipc::Service`
+    /// for iceoryx2; none for the SPSC floor.
+    pub kind: Option<String>,
+    /// Publisher processes.
+    pub publishers: u32,
+    /// Subscriber processes.
+    pub subscribers: u32,
+    /// salias ring, SPSC floor ring or Aeron term length, in bytes.
+    pub ring_bytes: Option<u64>,
+    /// iceoryx2's subscriber buffer, in messages.
+    pub buffer_messages: Option<u64>,
+    /// How the publishers sent.
+    pub api: Api,
+    /// Messages per call; 1 for single-message APIs.
+    pub batch: u32,
+    /// Bytes of one message.
+    pub message_bytes: u64,
+    /// Messages each publisher sent.
+    pub messages_per_publisher: u64,
+    /// Messages published per second, all publishers together.
+    pub published_per_s: f64,
+    /// Messages delivered per second, all subscribers together.
+    pub delivered_per_s: f64,
+    /// Bytes delivered per second, where it is recorded.
+    pub delivered_bytes_per_s: Option<f64>,
+    /// Refused offers over all offers.
+    pub refused_fraction: f64,
+    /// Where each process ran, e.g. `S0@1 P0@0`.
+    pub placement: String,
+    /// Processes that spin: publishers + subscribers.
+    pub busy_processes: u32,
+    /// More busy processes than the machine has cores: they took turns, and the rate
+    /// says as much about the scheduler as about the channel.
+    pub oversubscribed: bool,
+}
+
+/// Whether `busy_processes` spinning processes are more than this machine's cores.
+pub fn oversubscribed(busy_processes: u32) -> bool {
+    busy_processes as usize > cores()
+}
+
+/// One ping-pong run between two cores: one way = round trip / 2.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "bench", rename = "pingpong")]
+pub struct PingPong {
+    /// What was measured.
+    pub system: System,
+    /// The round, from 0.
+    pub round: usize,
+    /// The pinger's and the ponger's core.
+    pub cores: [usize; 2],
+    /// One-way latency in ns.
+    pub one_way_ns: Quantiles,
+}
+
+/// One open-loop run at one offered load: messages sent at planned times, latencies
+/// split into queueing (sent − planned), service (received − sent) and total (received −
+/// planned).
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "bench", rename = "openloop")]
+pub struct OpenLoop {
+    /// What was measured.
+    pub system: System,
+    /// The round, from 0.
+    pub round: usize,
+    /// Messages per second planned.
+    pub offered_per_s: f64,
+    /// Messages per second sent.
+    pub achieved_per_s: f64,
+    /// Seconds measured.
+    pub duration_s: f64,
+    /// Seconds sent before, not measured.
+    pub warmup_s: f64,
+    /// Refused offers over all offers.
+    pub refused_fraction: f64,
+    /// Messages sent after their planned time, over all.
+    pub late_fraction: f64,
+    /// The publisher could not keep to the plan.
+    pub saturated: bool,
+    /// Where each process ran, e.g. `P0@0 S0@1`.
+    pub placement: String,
+    /// Sent − planned, ns.
+    pub queueing_ns: Quantiles,
+    /// Received − sent, ns.
+    pub service_ns: Quantiles,
+    /// Received − planned, ns.
+    pub total_ns: Quantiles,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn keys(value: &impl Serialize) -> Vec<String> {
+        match serde_json::to_value(value).unwrap() {
+            Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn sorted(names: &[&str]) -> Vec<String> {
+        let mut names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    fn throughput() -> Throughput {
+        Throughput {
+            bench: ThroughputBench::Stress,
+            system: System::Salias,
+            round: 2,
+            label: "OrderedMpsc 4P1S ring 64 KiB batch 16".into(),
+            kind: Some("OrderedMpsc".into()),
+            publishers: 4,
+            subscribers: 1,
+            ring_bytes: Some(65536),
+            buffer_messages: None,
+            api: Api::OfferBatch,
+            batch: 16,
+            message_bytes: 64,
+            messages_per_publisher: 500_000,
+            published_per_s: 1.5e6,
+            delivered_per_s: 1.25e6,
+            delivered_bytes_per_s: None,
+            refused_fraction: 0.25,
+            placement: "S0@1 P0@0 P1@1 P2@0 P3@1".into(),
+            busy_processes: 5,
+            oversubscribed: true,
+        }
+    }
+
+    #[test]
+    fn a_throughput_record_has_exactly_the_contracts_fields() {
+        let contract = [
+            "bench",
+            "system",
+            "round",
+            "label",
+            "kind",
+            "publishers",
+            "subscribers",
+            "ring_bytes",
+            "buffer_messages",
+            "api",
+            "batch",
+            "message_bytes",
+            "messages_per_publisher",
+            "published_per_s",
+            "delivered_per_s",
+            "delivered_bytes_per_s",
+            "refused_fraction",
+            "placement",
+            "busy_processes",
+            "oversubscribed",
+        ];
+        assert_eq!(keys(&throughput()), sorted(&contract));
+    }
+
+    #[test]
+    fn a_throughput_record_spells_its_values_as_the_contract_does() {
+        let json = serde_json::to_value(throughput()).unwrap();
+        assert_eq!(json["bench"], "stress");
+        assert_eq!(json["system"], "salias");
+        assert_eq!(json["api"], "offer_batch");
+        assert_eq!(json["buffer_messages"], Value::Null, "meaningless fields stay, as null");
+        assert_eq!(json["oversubscribed"], true);
+        assert_eq!(json["ring_bytes"], 65536);
+        let names = |v: &[&dyn Fn() -> Value]| v.iter().map(|f| f()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&[
+                &|| serde_json::to_value(System::Iceoryx2).unwrap(),
+                &|| serde_json::to_value(System::SpscFloor).unwrap(),
+                &|| serde_json::to_value(System::Floor).unwrap(),
+                &|| serde_json::to_value(System::Aeron).unwrap(),
+            ]),
+            ["iceoryx2", "spsc-floor", "floor", "aeron"]
+        );
+        assert_eq!(
+            [Api::Offer, Api::TryClaim, Api::LoanUninit, Api::Batch].map(|a| serde_json::to_value(a).unwrap()),
+            ["offer", "try_claim", "loan_uninit", "batch"]
+        );
+        assert_eq!(
+            [ThroughputBench::Throughput, ThroughputBench::Size].map(|b| serde_json::to_value(b).unwrap()),
+            ["throughput", "size"]
+        );
+    }
+
+    fn quantiles() -> Quantiles {
+        Quantiles {
+            at: [60, 60, 65, 75, 190],
+            max: 103303,
+            count: 200000,
+        }
+    }
+
+    #[test]
+    fn a_pingpong_record_reads_as_the_committed_data() {
+        let record = PingPong {
+            system: System::Floor,
+            round: 0,
+            cores: [0, 1],
+            one_way_ns: quantiles(),
+        };
+        assert_eq!(
+            serde_json::to_string(&record).unwrap(),
+            r#"{"bench":"pingpong","system":"floor","round":0,"cores":[0,1],"one_way_ns":{"p50":60,"p90":60,"p99":65,"p99.9":75,"p99.99":190,"max":103303,"count":200000}}"#
+        );
+    }
+
+    #[test]
+    fn an_openloop_record_has_the_fields_of_today() {
+        let record = OpenLoop {
+            system: System::Aeron,
+            round: 1,
+            offered_per_s: 1e6,
+            achieved_per_s: 999_990.0,
+            duration_s: 1.0,
+            warmup_s: 0.2,
+            refused_fraction: 0.0,
+            late_fraction: 0.001,
+            saturated: false,
+            placement: "P0@0 S0@1".into(),
+            queueing_ns: quantiles(),
+            service_ns: quantiles(),
+            total_ns: quantiles(),
+        };
+        let contract = [
+            "bench",
+            "system",
+            "round",
+            "offered_per_s",
+            "achieved_per_s",
+            "duration_s",
+            "warmup_s",
+            "refused_fraction",
+            "late_fraction",
+            "saturated",
+            "placement",
+            "queueing_ns",
+            "service_ns",
+            "total_ns",
+        ];
+        assert_eq!(keys(&record), sorted(&contract));
+        assert_eq!(serde_json::to_value(&record).unwrap()["bench"], "openloop");
+    }
+
+    #[test]
+    fn the_header_keeps_its_keys_and_records_the_clock() {
+        let mut header = Header::new("cargo bench --bench ipc", 5);
+        assert_eq!(keys(&header), sorted(&["machine", "command", "rounds", "clock"]));
+        header.versions = Some(serde_json::json!({"salias": "abc"}));
+        header.config = Some(serde_json::json!({"pings": 1}));
+        assert_eq!(
+            keys(&header),
+            sorted(&["machine", "command", "rounds", "versions", "config", "clock"])
+        );
+        let json = serde_json::to_value(&header).unwrap();
+        assert_eq!(json["clock"]["source"], "CLOCK_MONOTONIC");
+        assert!(json["clock"]["resolution_ns"].as_u64().unwrap() >= 1);
+    }
+
+    #[test]
+    fn more_busy_processes_than_cores_oversubscribe() {
+        assert!(!oversubscribed(cores() as u32));
+        assert!(oversubscribed(cores() as u32 + 1));
+    }
+}
