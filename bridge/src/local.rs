@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use salias::{
-    Bytes, Channel, ChannelStatus, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, Publisher, Subscriber,
-    Topology,
+    Bytes, Channel, ChannelStatus, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, PublishError, Publisher,
+    RawChannel, ReceiveError, Subscriber, Topology,
 };
 
 use crate::error::{BridgeError, Result};
@@ -75,8 +75,11 @@ impl Source {
     }
 
     /// Hands up to `max` waiting messages to `each` (publisher slot, sequence, bytes).
+    /// A failure is the full error the subscriber kept (`fault`), not just its kind.
     pub(crate) fn poll(&mut self, max: usize, mut each: impl FnMut(usize, u64, &[u8])) -> salias::Result<usize> {
-        each_kind!(Source, self, s => s.poll(max, |info, bytes| each(info.publisher_slot(), info.sequence_or_zero(), bytes)))
+        each_kind!(Source, self, s => s
+            .poll(max, |info, bytes| each(info.publisher_slot(), info.sequence_or_zero(), bytes))
+            .map_err(|e| s.fault().unwrap_or(e.into())))
     }
 
     /// Waits up to `timeout` for one message; `Ok(false)` if none came.
@@ -85,13 +88,16 @@ impl Source {
         timeout: Duration,
         each: impl FnOnce(usize, u64, &[u8]),
     ) -> salias::Result<bool> {
-        each_kind!(Source, self, s => match s.recv_timeout(timeout) {
-            Ok(message) => {
-                each(message.publisher_slot(), message.info().sequence_or_zero(), &message);
-                Ok(true)
-            }
-            Err(salias::Error::TimedOut) => Ok(false),
-            Err(e) => Err(e),
+        each_kind!(Source, self, s => {
+            let failed = match s.recv_timeout(timeout) {
+                Ok(message) => {
+                    each(message.publisher_slot(), message.info().sequence_or_zero(), &message);
+                    return Ok(true);
+                }
+                Err(ReceiveError::TimedOut) => return Ok(false),
+                Err(e) => e,
+            };
+            Err(s.fault().unwrap_or(failed.into()))
         })
     }
 }
@@ -117,7 +123,7 @@ pub(crate) enum Offered {
     Backpressured,
 }
 
-fn feed<M: Mode, K: Topology>(name: &str, create: Option<&Config>) -> salias::Result<Feed<M, K>> {
+fn feed<M: Mode, K: Topology>(name: &str, create: Option<&Config<RawChannel>>) -> salias::Result<Feed<M, K>> {
     Ok(match create {
         Some(config) => {
             let channel = Channel::<Bytes, M, K>::create(config)?;
@@ -136,7 +142,7 @@ fn feed<M: Mode, K: Topology>(name: &str, create: Option<&Config>) -> salias::Re
 impl Sink {
     /// Connects to the local channel `name` as raw bytes with the stream's kind (which
     /// refuses another kind with `KindMismatch`), or creates it from `create`.
-    pub(crate) fn open(name: &str, meta: &StreamMeta, create: Option<&Config>) -> salias::Result<Sink> {
+    pub(crate) fn open(name: &str, meta: &StreamMeta, create: Option<&Config<RawChannel>>) -> salias::Result<Sink> {
         Ok(match (meta.ordered, meta.fanout) {
             (false, false) => Sink::FifoMpsc(feed(name, create)?),
             (false, true) => Sink::FifoFanout(feed(name, create)?),
@@ -147,14 +153,16 @@ impl Sink {
 
     /// Publishes `bytes`; with `wait`, waits up to that long for room.
     pub(crate) fn offer(&mut self, bytes: &[u8], wait: Option<Duration>) -> salias::Result<Offered> {
-        let outcome = each_kind!(Sink, self, f => match wait {
-            None => f.publisher.offer(bytes),
-            Some(timeout) => f.publisher.send_timeout(bytes, timeout),
-        });
-        match outcome {
-            Ok(()) => Ok(Offered::Published),
-            Err(salias::Error::Backpressured | salias::Error::TimedOut) => Ok(Offered::Backpressured),
-            Err(e) => Err(e),
-        }
+        each_kind!(Sink, self, f => {
+            let outcome = match wait {
+                None => f.publisher.offer(bytes),
+                Some(timeout) => f.publisher.send_timeout(bytes, timeout),
+            };
+            match outcome {
+                Ok(()) => Ok(Offered::Published),
+                Err(PublishError::Backpressured | PublishError::TimedOut) => Ok(Offered::Backpressured),
+                Err(e) => Err(f.publisher.fault().unwrap_or(e.into())),
+            }
+        })
     }
 }

@@ -11,9 +11,10 @@ use salias::{Config, FifoMpsc, SaliasMessage};
 use serde_json::{Value, json};
 use zenoh::Wait;
 use zenoh::qos::CongestionControl;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes, as in the library's own benchmarks.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Msg {
     pub seq: u64,
@@ -45,36 +46,6 @@ impl Msg {
     fn intact(&self) -> bool {
         let c = self.seq.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         self.check == [c, c ^ 1, c ^ 2, c ^ 3]
-    }
-    fn as_bytes(&self) -> [u8; 64] {
-        let mut out = [0u8; 64];
-        let words = [
-            self.seq,
-            self.planned_ns,
-            self.sent_ns,
-            self.phase,
-            self.check[0],
-            self.check[1],
-            self.check[2],
-            self.check[3],
-        ];
-        for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
-        out
-    }
-    fn from_bytes(bytes: &[u8]) -> Option<Msg> {
-        if bytes.len() != 64 {
-            return None;
-        }
-        let w = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        Some(Msg {
-            seq: w(0),
-            planned_ns: w(1),
-            sent_ns: w(2),
-            phase: w(3),
-            check: [w(4), w(5), w(6), w(7)],
-        })
     }
 }
 
@@ -223,7 +194,7 @@ pub fn salias_source(channel: &str, plan: Plan) -> Value {
     let mut publisher = channel.publisher().expect("a publisher slot");
     run_source(plan, |m| match publisher.offer(m) {
         Ok(()) => true,
-        Err(salias::Error::Backpressured) => false,
+        Err(salias::PublishError::Backpressured) => false,
         Err(e) => panic!("{e}"),
     })
 }
@@ -268,7 +239,7 @@ pub fn zenoh_source(endpoint: &str, key: &str, plan: Plan) -> Value {
         .wait()
         .expect("a zenoh publisher");
     run_source(plan, |m| {
-        publisher.put(m.as_bytes().to_vec()).wait().expect("put");
+        publisher.put(m.as_bytes()).wait().expect("put");
         true
     })
 }
@@ -282,7 +253,7 @@ pub fn zenoh_sink(endpoint: &str, key: &str, count: u64) -> Value {
         .declare_subscriber(key.to_owned())
         .callback(move |sample| {
             let bytes = sample.payload().to_bytes();
-            let m = Msg::from_bytes(&bytes).expect("64-byte messages");
+            let m = Msg::read_from_bytes(&bytes).expect("64-byte messages");
             if in_callback.lock().expect("tally").take(&m, count) {
                 let _ = done.send(());
             }

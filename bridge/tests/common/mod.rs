@@ -9,10 +9,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use salias::{Config, FifoMpsc, OrderedMpsc, Publisher, SaliasMessage, Subscriber};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// The test message: which publisher sent it, its number in that publisher's stream,
 /// and a check word derived from both.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Tick {
     pub publisher: u64,
@@ -34,7 +35,7 @@ impl Tick {
 }
 
 /// Another type, of the same size, for mismatches.
-#[derive(SaliasMessage, Clone, Copy, Debug, PartialEq)]
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Other {
     pub a: u64,
