@@ -232,32 +232,10 @@ fn run(system: &str, plan: Plan, o: &Options, id: &str) -> Value {
 }
 
 /// Cache-line round trip / 2 between threads pinned to cores 0 and 1 (the machine's floor).
-fn cache_line_floor(pings: u32) -> u64 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static LINE: AtomicU32 = AtomicU32::new(0);
-    LINE.store(0, Ordering::SeqCst);
-    let echo = std::thread::spawn(move || {
-        pin(1);
-        for i in 0..pings {
-            while LINE.load(Ordering::Acquire) != 2 * i + 1 {
-                std::hint::spin_loop();
-            }
-            LINE.store(2 * i + 2, Ordering::Release);
-        }
-    });
-    pin(0);
-    let mut samples = Vec::with_capacity(pings as usize);
-    for i in 0..pings {
-        let t = now_ns();
-        LINE.store(2 * i + 1, Ordering::Release);
-        while LINE.load(Ordering::Acquire) != 2 * i + 2 {
-            std::hint::spin_loop();
-        }
-        samples.push((now_ns() - t) / 2);
-    }
-    echo.join().expect("echo thread");
-    samples.sort_unstable();
-    samples[samples.len() / 2]
+fn cache_line_floor(pings: u64) -> u64 {
+    let mut round_trips = support::floor::between_threads(0, 1, pings).unwrap_or_else(|e| panic!("{e}"));
+    round_trips.sort_unstable();
+    round_trips[round_trips.len() / 2] / 2
 }
 
 /// 64-byte TCP round trip / 2 over 127.0.0.1 between threads on cores 0 and 1: the floor
@@ -293,9 +271,6 @@ fn tcp_floor(pings: u32) -> u64 {
 }
 
 fn clock() -> Value {
-    let mut res = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `res` is a valid, writable timespec.
-    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut res) };
     let mut smallest = u64::MAX;
     for _ in 0..100_000 {
         let (a, b) = (now_ns(), now_ns());
@@ -303,21 +278,13 @@ fn clock() -> Value {
             smallest = smallest.min(b - a);
         }
     }
-    json!({"clock": "CLOCK_MONOTONIC", "getres_ns": res.tv_nsec, "smallest_step_ns": smallest})
+    json!({"clock": "CLOCK_MONOTONIC", "getres_ns": support::clock::resolution_ns(), "smallest_step_ns": smallest})
 }
 
 fn machine() -> Value {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1));
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let machine = support::machine::Machine::detect();
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    json!({
-        "cpu": model.map(str::trim), "cores": std::thread::available_parallelism().map(|n| n.get()).ok(),
-        "kernel": kernel.trim(), "loadavg_at_start": loadavg.trim(),
-    })
+    json!({"cpu": machine.cpu, "cores": machine.cores, "kernel": machine.kernel, "loadavg_at_start": loadavg.trim()})
 }
 
 fn main() {

@@ -49,22 +49,11 @@ impl Msg {
     }
 }
 
-/// CLOCK_MONOTONIC in ns: one clock for every process on the machine.
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use support::clock::now_ns;
 
+/// Pins this process (and what it starts) to `core`.
 pub fn pin(core: usize) {
-    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET and sched_setaffinity get a
-    // valid pointer to it and its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(core, &mut set);
-        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set);
-    }
+    support::cores::pin(core).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// What a source sends: `count` messages, flooded (`rate` 0) or at planned times.
@@ -137,7 +126,7 @@ struct Tally {
 
 impl Tally {
     fn new() -> Tally {
-        let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds");
+        let h = support::hist::histogram;
         Tally {
             count: 0,
             next: 0,
@@ -179,10 +168,8 @@ impl Tally {
     }
 
     fn report(&self) -> Value {
-        let pct = |h: &Histogram<u64>| {
-            json!({"p50": h.value_at_quantile(0.5), "p90": h.value_at_quantile(0.9), "p99": h.value_at_quantile(0.99),
-                   "p99.9": h.value_at_quantile(0.999), "p99.99": h.value_at_quantile(0.9999), "max": h.max(), "count": h.len()})
-        };
+        let pct =
+            |h: &Histogram<u64>| serde_json::to_value(support::hist::Quantiles::of(h)).expect("quantiles serialise");
         json!({"role": "sink", "count": self.count, "bad": self.bad, "first_sent_ns": self.first_sent,
                "last_recv_ns": self.last_recv, "total_ns": pct(&self.total), "queueing_ns": pct(&self.queueing),
                "service_ns": pct(&self.service)})
