@@ -175,7 +175,8 @@ pub use publisher::{Claim, ClaimBytes, Publisher};
 /// ```
 pub use salias_derive::SaliasMessage;
 pub use status::{
-    ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus, channel_status, channel_status_with, list_channels,
+    ChannelStatus, PublisherStatus, RecordedType, SlotHolder, SubscriberStatus, channel_status, channel_status_with,
+    list_channels,
 };
 pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;

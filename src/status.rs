@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 
 use crate::error::{Error, Result};
 use crate::kind::{Fanout, Fifo, Mode, Ordered, Topology, mode_name, topology_name};
+use crate::message::Fingerprint;
 use crate::platform;
 use crate::trust::Trust;
 use crate::wire::frame::round_up;
@@ -161,6 +162,10 @@ pub struct ChannelStatus {
     pub kind: String,
     /// The message type of a typed channel and its size in bytes; `None` for raw bytes.
     pub message_type: Option<(String, usize)>,
+    /// The whole fingerprint a typed channel was created with (what `connect` compares);
+    /// `None` for raw bytes. For tools that check a type without knowing it, such as a
+    /// bridge carrying the channel to another host.
+    pub recorded_type: Option<RecordedType>,
     /// Bytes per publisher ring.
     pub capacity: usize,
     /// Largest message in bytes.
@@ -179,6 +184,64 @@ pub struct ChannelStatus {
     /// The permission bits of the control object, e.g. `0o600`.
     pub mode: u32,
     frame_align: usize,
+}
+
+/// A typed channel's message type as its control block records it: the fields of the
+/// [`Fingerprint`] its creator's type had, which `connect` compares with the caller's.
+///
+/// ```
+/// # use salias::{Config, Message, SaliasMessage};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-recorded-type-{}", std::process::id());
+/// let _channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let recorded = salias::channel_status(&name)?.recorded_type.expect("a typed channel");
+/// assert!(recorded.is(&Tick::FINGERPRINT));
+/// assert!(recorded.to_string().starts_with("`Tick` (schema v0, 8 bytes, align 8, layout "));
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RecordedType {
+    /// The type's name.
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u32,
+    /// Its alignment in bytes.
+    pub align: u32,
+    /// The hash of its fields' names, types, offsets and sizes.
+    pub layout_hash: u64,
+    /// Its schema version.
+    pub schema_version: u32,
+}
+
+impl RecordedType {
+    /// Whether `fingerprint` is this type: what `connect` requires.
+    pub fn is(&self, fingerprint: &Fingerprint) -> bool {
+        self.name == fingerprint.name
+            && (self.size, self.align, self.layout_hash, self.schema_version)
+                == (
+                    fingerprint.size,
+                    fingerprint.align,
+                    fingerprint.layout_hash,
+                    fingerprint.schema_version,
+                )
+    }
+}
+
+/// The same words as the types in [`Error::TypeMismatch`].
+impl std::fmt::Display for RecordedType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fingerprint = Fingerprint {
+            name: "",
+            size: self.size,
+            align: self.align,
+            layout_hash: self.layout_hash,
+            schema_version: self.schema_version,
+        };
+        f.write_str(&fingerprint.describe(&self.name))
+    }
 }
 
 impl ChannelStatus {
@@ -255,6 +318,7 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
                 initialised: false,
                 kind: "unknown".into(),
                 message_type: None,
+                recorded_type: None,
                 capacity: 0,
                 max_message_size: 0,
                 owner: SlotHolder::Dead { pid: owner_pid },
@@ -314,6 +378,13 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
             record.size as usize,
         )
     });
+    let recorded_type = (record.layout_hash != 0).then(|| RecordedType {
+        name: String::from_utf8_lossy(&record.name[..(record.name_len as usize).min(MAX_TYPE_NAME_LEN)]).into_owned(),
+        size: record.size,
+        align: record.align,
+        layout_hash: record.layout_hash,
+        schema_version: record.schema_version,
+    });
     // A peer that truncated the block while it was read made every number above a zero.
     view.check_health(name)?;
     Ok(ChannelStatus {
@@ -321,6 +392,7 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
         initialised: true,
         kind: format!("{}{}", mode_name(info.mode), topology_name(info.topology)),
         message_type,
+        recorded_type,
         capacity: info.capacity as usize,
         max_message_size: info.max_message_len as usize,
         owner: SlotHolder::from_token(owner),

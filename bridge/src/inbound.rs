@@ -1,0 +1,470 @@
+//! The `in` side: subscribes to a zenoh key and publishes what arrives into a local
+//! channel of the same kind, checking the stream's metadata against that channel first,
+//! and reporting every loss (a missing sample, a sequence gap) and every far `out` that
+//! goes away.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use salias::{Config, Gaps};
+use zenoh::Wait;
+use zenoh::sample::{Sample, SampleKind};
+
+use crate::error::{BridgeError, Result};
+use crate::local::{Offered, Sink};
+use crate::session::{ZenohConfig, liveliness_key};
+use crate::wire::{Batch, StreamMeta};
+
+/// What the `in` side does when the local channel has no room for a message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backpressure {
+    /// Hold zenoh's callback until there is room (so zenoh holds the far `out`, whose
+    /// congestion control then blocks too): nothing is lost, and a slow local subscriber
+    /// slows the whole path. Waits are counted in [`InStats::waited`].
+    #[default]
+    Block,
+    /// Drop the message and count it in [`InStats::dropped`]; zenoh never waits.
+    Drop,
+}
+
+/// Settings of an `in` bridge.
+#[derive(Clone, Debug)]
+pub struct InConfig {
+    /// The zenoh key expression to subscribe to.
+    pub key: String,
+    /// The local channel to publish into. If it does not exist and the stream is raw
+    /// bytes, the bridge creates it (and owns it while it runs).
+    pub channel: String,
+    /// What to do when the local channel is full (default block).
+    pub backpressure: Backpressure,
+    /// Ring bytes per publisher of a channel the bridge creates (default 1 MiB).
+    pub capacity: usize,
+    /// How to join zenoh.
+    pub zenoh: ZenohConfig,
+}
+
+impl InConfig {
+    /// Subscribes to `key`, publishes into `channel`, with the defaults above.
+    pub fn new(key: &str, channel: &str, zenoh: ZenohConfig) -> InConfig {
+        InConfig {
+            key: key.to_owned(),
+            channel: channel.to_owned(),
+            backpressure: Backpressure::Block,
+            capacity: 1 << 20,
+            zenoh,
+        }
+    }
+}
+
+/// What an `in` bridge has seen so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InStats {
+    /// zenoh samples received.
+    pub samples: u64,
+    /// Messages received in them.
+    pub messages: u64,
+    /// Messages published into the local channel.
+    pub delivered: u64,
+    /// Messages dropped because the local channel was full ([`Backpressure::Drop`]).
+    pub dropped: u64,
+    /// Messages that had to wait for room ([`Backpressure::Block`]).
+    pub waited: u64,
+    /// Samples that never arrived (their batch numbers were skipped).
+    pub lost_samples: u64,
+    /// Numbers missing from the stream, as a local Ordered subscriber counts them: global
+    /// sequence numbers on Ordered streams, the stream's message indices on FIFO ones.
+    pub gaps: Gaps,
+    /// Samples that did not decode (not from a salias bridge, or damaged).
+    pub malformed: u64,
+    /// Samples refused because the local channel does not match the stream.
+    pub refused: u64,
+    /// Far `out` sides that went away (stopped, or their process or host died).
+    pub outs_lost: u64,
+}
+
+/// Something the `in` side noticed, in the order it noticed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InEvent {
+    /// A stream started (or a far `out` restarted): its metadata matched the local channel.
+    Stream(StreamMeta),
+    /// The local channel does not match the stream; its samples are refused.
+    Refused {
+        /// The stream.
+        stream_id: u64,
+        /// Why, in salias's own words for a type or kind mismatch.
+        error: String,
+    },
+    /// Numbers missing from the stream (see [`InStats::gaps`]).
+    Gap {
+        /// The stream.
+        stream_id: u64,
+        /// The missing numbers.
+        missing: Range<u64>,
+        /// Whether they are global sequence numbers (else stream message indices).
+        ordered: bool,
+    },
+    /// A far `out` side appeared.
+    OutJoined {
+        /// Its stream.
+        stream_id: u64,
+    },
+    /// A far `out` side went away.
+    OutLost {
+        /// Its stream.
+        stream_id: u64,
+    },
+    /// A sample did not decode.
+    Malformed {
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+struct State {
+    config: InConfig,
+    sink: Option<Sink>,
+    /// The attachment of the stream being delivered, as received.
+    accepted: Vec<u8>,
+    /// The attachment of a stream that was refused, so its samples are refused cheaply.
+    refused: Vec<u8>,
+    meta: Option<StreamMeta>,
+    next_batch: Option<u64>,
+    next_index: Option<u64>,
+    next_sequence: Option<u64>,
+    stats: InStats,
+    /// What `Inbound::stats` reads: copied after every sample, so a delivery blocked on a
+    /// full channel never blocks a caller asking for counts.
+    published: Arc<Mutex<InStats>>,
+    events: SyncSender<InEvent>,
+}
+
+/// A running `in` bridge; dropping it leaves zenoh and closes the local publisher.
+pub struct Inbound {
+    stats: Arc<Mutex<InStats>>,
+    events: Receiver<InEvent>,
+    stop: Arc<AtomicBool>,
+    _subscriber: zenoh::pubsub::Subscriber<()>,
+    _liveliness: zenoh::pubsub::Subscriber<()>,
+    _session: zenoh::Session,
+}
+
+/// Events kept for a caller that does not read them; beyond this they are only counted.
+const EVENT_QUEUE: usize = 1024;
+/// How long one blocked delivery waits before it looks at the stop flag again.
+const BLOCK_SLICE: Duration = Duration::from_millis(50);
+
+impl Inbound {
+    pub(crate) fn start(config: InConfig) -> Result<Inbound> {
+        salias::validate_name(&config.channel).map_err(BridgeError::salias(format!(
+            "checking the channel name \"{}\"",
+            config.channel
+        )))?;
+        let session = config.zenoh.open()?;
+        let (sender, events) = sync_channel(EVENT_QUEUE);
+        let key = config.key.clone();
+        let stats = Arc::new(Mutex::new(InStats::default()));
+        let live_events = sender.clone();
+        let state = Arc::new(Mutex::new(State {
+            config,
+            sink: None,
+            accepted: Vec::new(),
+            refused: Vec::new(),
+            meta: None,
+            next_batch: None,
+            next_index: None,
+            next_sequence: None,
+            stats: InStats::default(),
+            published: stats.clone(),
+            events: sender,
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (data_state, data_stop) = (state.clone(), stop.clone());
+        let subscriber = session
+            .declare_subscriber(key.clone())
+            .callback(move |sample: Sample| {
+                let mut state = lock(&data_state);
+                state.receive(&sample, &data_stop);
+                let mut counts = state.stats.clone();
+                let mut published = lock(&state.published);
+                // Counted by the liveliness callback alone.
+                counts.outs_lost = published.outs_lost;
+                *published = counts;
+            })
+            .wait()
+            .map_err(BridgeError::zenoh(format!("subscribing to \"{key}\"")))?;
+        let live_stats = stats.clone();
+        let liveliness = session
+            .liveliness()
+            .declare_subscriber(liveliness_key(&key, None))
+            .history(true)
+            .callback(move |sample: Sample| liveliness(&sample, &live_stats, &live_events))
+            .wait()
+            .map_err(BridgeError::zenoh("watching the far bridges' liveliness"))?;
+        drop(state);
+        Ok(Inbound {
+            stats,
+            events,
+            stop,
+            _subscriber: subscriber,
+            _liveliness: liveliness,
+            _session: session,
+        })
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> InStats {
+        lock(&self.stats).clone()
+    }
+
+    /// What the bridge noticed, oldest first (up to 1024 unread are kept).
+    pub fn events(&self) -> &Receiver<InEvent> {
+        &self.events
+    }
+}
+
+impl Drop for Inbound {
+    fn drop(&mut self) {
+        // A delivery blocked on a full channel gives up, so zenoh's callback returns.
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn lock<T>(state: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in a callback leaves counts that are still worth reading.
+    state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A far `out` side's token appeared or went away. Apart from the data path's state, so
+/// a delivery blocked on a full channel does not delay it.
+fn liveliness(sample: &Sample, stats: &Mutex<InStats>, events: &SyncSender<InEvent>) {
+    let key = sample.key_expr().as_str();
+    let Some(stream_id) = key.rsplit('/').next().and_then(|id| u64::from_str_radix(id, 16).ok()) else {
+        return;
+    };
+    let event = match sample.kind() {
+        SampleKind::Put => InEvent::OutJoined { stream_id },
+        SampleKind::Delete => {
+            lock(stats).outs_lost += 1;
+            InEvent::OutLost { stream_id }
+        }
+    };
+    let _ = events.try_send(event);
+}
+
+impl State {
+    fn event(&self, event: InEvent) {
+        let _ = self.events.try_send(event);
+    }
+
+    fn malformed(&mut self, reason: String) {
+        self.stats.malformed += 1;
+        self.event(InEvent::Malformed { reason });
+    }
+
+    fn receive(&mut self, sample: &Sample, stop: &AtomicBool) {
+        self.stats.samples += 1;
+        let Some(attachment) = sample.attachment() else {
+            return self.malformed(format!("a sample on {} has no stream metadata", sample.key_expr()));
+        };
+        let attachment = attachment.to_bytes();
+        if *attachment == *self.refused {
+            self.stats.refused += 1;
+            return;
+        }
+        if *attachment != *self.accepted && !self.start_stream(&attachment) {
+            self.stats.refused += 1;
+            return;
+        }
+        let payload = sample.payload().to_bytes();
+        let (ordered, stream_id) = match &self.meta {
+            Some(meta) => (meta.ordered, meta.stream_id),
+            None => return,
+        };
+        let batch = match Batch::parse(&payload, ordered) {
+            Ok(batch) => batch,
+            Err(reason) => return self.malformed(format!("a batch of stream {stream_id:016x}: {reason}")),
+        };
+        if let Some(expected) = self.next_batch {
+            if batch.number < expected {
+                return self.malformed(format!(
+                    "stream {stream_id:016x} sent batch {} again after {expected}",
+                    batch.number
+                ));
+            }
+            self.stats.lost_samples += batch.number - expected;
+        }
+        // Numbers come from the network: never trusted not to overflow.
+        self.next_batch = Some(batch.number.saturating_add(1));
+        if !ordered {
+            if let Some(expected) = self.next_index
+                && batch.first_index > expected
+            {
+                self.gap(stream_id, expected..batch.first_index, false);
+            }
+            self.next_index = Some(batch.first_index.saturating_add(u64::from(batch.count)));
+        }
+        let wait = match self.config.backpressure {
+            Backpressure::Block => Some(BLOCK_SLICE),
+            Backpressure::Drop => None,
+        };
+        let mut failure = None;
+        let parsed = batch.for_each(|message| {
+            if ordered {
+                match self.next_sequence {
+                    Some(expected) if message.sequence < expected => {
+                        // A stream's numbers only grow: this one is damaged, not late.
+                        self.malformed(format!(
+                            "stream {stream_id:016x} sent sequence number {} after {expected}",
+                            message.sequence
+                        ));
+                        return true;
+                    }
+                    Some(expected) if message.sequence > expected => {
+                        self.gap(stream_id, expected..message.sequence, true);
+                    }
+                    _ => {}
+                }
+                self.next_sequence = Some(message.sequence.saturating_add(1));
+            }
+            self.stats.messages += 1;
+            match self.deliver(message.bytes, wait, stop) {
+                Ok(()) => true,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        });
+        if let Err(reason) = parsed {
+            self.malformed(format!("a batch of stream {stream_id:016x}: {reason}"));
+        }
+        if let Some(error) = failure {
+            // The local channel broke (e.g. its owner truncated it): refuse this stream.
+            self.refuse(&attachment, stream_id, error.to_string());
+        }
+    }
+
+    fn deliver(&mut self, bytes: &[u8], wait: Option<Duration>, stop: &AtomicBool) -> salias::Result<()> {
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
+        let mut waited = false;
+        loop {
+            match sink.offer(bytes, wait)? {
+                Offered::Published => {
+                    self.stats.delivered += 1;
+                    self.stats.waited += u64::from(waited);
+                    return Ok(());
+                }
+                Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => waited = true,
+                Offered::Backpressured => {
+                    self.stats.dropped += 1;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn gap(&mut self, stream_id: u64, missing: Range<u64>, ordered: bool) {
+        let gaps = &mut self.stats.gaps;
+        gaps.events += 1;
+        gaps.missing += missing.end - missing.start;
+        gaps.last = Some(missing.clone());
+        self.event(InEvent::Gap {
+            stream_id,
+            missing,
+            ordered,
+        });
+    }
+
+    fn refuse(&mut self, attachment: &[u8], stream_id: u64, error: String) {
+        self.sink = None;
+        self.meta = None;
+        self.accepted.clear();
+        self.refused = attachment.to_vec();
+        self.event(InEvent::Refused { stream_id, error });
+    }
+
+    /// A sample of a stream not seen before: checks its metadata against the local
+    /// channel. Returns whether its samples are to be delivered.
+    fn start_stream(&mut self, attachment: &[u8]) -> bool {
+        let meta = match StreamMeta::decode(attachment) {
+            Ok(meta) => meta,
+            Err(reason) => {
+                self.malformed(format!("a sample's metadata: {reason}"));
+                return false;
+            }
+        };
+        // A restarted `out` of the same channel keeps the local publisher.
+        let same_channel = self.meta.as_ref().is_some_and(|old| {
+            (old.ordered, old.fanout, old.max_message_size, &old.message_type)
+                == (meta.ordered, meta.fanout, meta.max_message_size, &meta.message_type)
+        });
+        if !same_channel {
+            self.sink = None;
+            match open_sink(&self.config, &meta) {
+                Ok(sink) => self.sink = Some(sink),
+                Err(error) => {
+                    self.refuse(attachment, meta.stream_id, error.to_string());
+                    return false;
+                }
+            }
+        }
+        self.accepted = attachment.to_vec();
+        (self.next_batch, self.next_index, self.next_sequence) = (None, None, None);
+        self.event(InEvent::Stream(meta.clone()));
+        self.meta = Some(meta);
+        true
+    }
+}
+
+/// The local channel for `meta`: connected if it exists (and refused, in salias's words,
+/// if its kind or type differs), created if it does not and the stream is raw bytes.
+fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
+    let name = config.channel.as_str();
+    let doing = format!("connecting to the local channel \"{name}\"");
+    let status = match salias::channel_status(name) {
+        Err(salias::Error::NotFound { .. }) => {
+            if meta.message_type.is_some() {
+                return Err(BridgeError::NeedsTypedChannel {
+                    channel: name.to_owned(),
+                    stream_type: meta.describe_type(),
+                    kind: meta.kind().to_owned(),
+                });
+            }
+            let create = Config::new(name)
+                .capacity(config.capacity)
+                .max_message_size(meta.max_message_size as usize);
+            return Sink::open(name, meta, Some(&create))
+                .map_err(BridgeError::salias(format!("creating the local channel \"{name}\"")));
+        }
+        other => other.map_err(BridgeError::salias(doing.as_str()))?,
+    };
+    // The kind first, as `connect` checks it: connecting with the stream's kind refuses
+    // another with `KindMismatch`.
+    let sink = Sink::open(name, meta, None).map_err(BridgeError::salias(doing.as_str()))?;
+    if status.recorded_type != meta.message_type {
+        return Err(BridgeError::Salias {
+            doing,
+            source: salias::Error::TypeMismatch {
+                name: name.to_owned(),
+                channel_type: status
+                    .recorded_type
+                    .as_ref()
+                    .map_or_else(|| "raw bytes".to_owned(), ToString::to_string),
+                requested_type: meta.describe_type(),
+            },
+        });
+    }
+    if meta.message_type.is_none() && status.max_message_size < meta.max_message_size as usize {
+        return Err(BridgeError::MessagesTooLarge {
+            channel: name.to_owned(),
+            local_max: status.max_message_size,
+            stream_max: meta.max_message_size as usize,
+        });
+    }
+    Ok(sink)
+}

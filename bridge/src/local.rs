@@ -1,0 +1,168 @@
+//! Every call the bridge makes on a local salias channel, and the dispatch over the four
+//! kinds, which a stream only learns at run time. The hot path (`poll`, `recv_timeout`,
+//! `offer`, `send_timeout`) is here and nowhere else, so a change in those signatures is
+//! a change to this file alone.
+
+use std::time::Duration;
+
+use salias::{
+    Bytes, Channel, ChannelStatus, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, PublishError, Publisher,
+    RawChannel, ReceiveError, Subscriber, Topology,
+};
+
+use crate::error::{BridgeError, Result};
+use crate::wire::StreamMeta;
+
+/// A message's global sequence number, or 0 where the mode has none.
+trait SequenceOf {
+    fn sequence_or_zero(&self) -> u64;
+}
+
+impl SequenceOf for MessageInfo<Fifo> {
+    fn sequence_or_zero(&self) -> u64 {
+        0
+    }
+}
+
+impl SequenceOf for MessageInfo<Ordered> {
+    fn sequence_or_zero(&self) -> u64 {
+        self.sequence()
+    }
+}
+
+/// Applies `$body` to the handle inside whichever kind `$value` holds.
+macro_rules! each_kind {
+    ($enum:ident, $value:expr, $handle:pat => $body:expr) => {
+        match $value {
+            $enum::FifoMpsc($handle) => $body,
+            $enum::FifoFanout($handle) => $body,
+            $enum::OrderedMpsc($handle) => $body,
+            $enum::OrderedFanout($handle) => $body,
+        }
+    };
+}
+
+/// The local channel an `out` bridge reads, as raw bytes.
+pub(crate) enum Source {
+    FifoMpsc(Subscriber<Bytes, Fifo, Mpsc>),
+    FifoFanout(Subscriber<Bytes, Fifo, Fanout>),
+    OrderedMpsc(Subscriber<Bytes, Ordered, Mpsc>),
+    OrderedFanout(Subscriber<Bytes, Ordered, Fanout>),
+}
+
+fn subscribe<M: Mode, K: Topology>(name: &str) -> salias::Result<Subscriber<Bytes, M, K>> {
+    Channel::<Bytes, M, K>::connect_as_bytes(name)?.subscriber()
+}
+
+impl Source {
+    /// Connects to `name` whatever its message type, and takes a subscriber slot.
+    pub(crate) fn connect(status: &ChannelStatus) -> Result<Source> {
+        let name = status.name.as_str();
+        let doing = || format!("subscribing to the local channel \"{name}\"");
+        let source = match status.kind.as_str() {
+            "FifoMpsc" => subscribe(name).map(Source::FifoMpsc),
+            "FifoFanout" => subscribe(name).map(Source::FifoFanout),
+            "OrderedMpsc" => subscribe(name).map(Source::OrderedMpsc),
+            "OrderedFanout" => subscribe(name).map(Source::OrderedFanout),
+            other => {
+                return Err(BridgeError::UnknownKind {
+                    channel: name.to_owned(),
+                    kind: other.to_owned(),
+                });
+            }
+        };
+        source.map_err(BridgeError::salias(doing()))
+    }
+
+    /// Hands up to `max` waiting messages to `each` (publisher slot, sequence, bytes).
+    /// A failure is the full error the subscriber kept (`fault`), not just its kind.
+    pub(crate) fn poll(&mut self, max: usize, mut each: impl FnMut(usize, u64, &[u8])) -> salias::Result<usize> {
+        each_kind!(Source, self, s => s
+            .poll(max, |info, bytes| each(info.publisher_slot(), info.sequence_or_zero(), bytes))
+            .map_err(|e| s.fault().unwrap_or(e.into())))
+    }
+
+    /// Waits up to `timeout` for one message; `Ok(false)` if none came.
+    pub(crate) fn recv_timeout(
+        &mut self,
+        timeout: Duration,
+        each: impl FnOnce(usize, u64, &[u8]),
+    ) -> salias::Result<bool> {
+        each_kind!(Source, self, s => {
+            let failed = match s.recv_timeout(timeout) {
+                Ok(message) => {
+                    each(message.publisher_slot(), message.info().sequence_or_zero(), &message);
+                    return Ok(true);
+                }
+                Err(ReceiveError::TimedOut) => return Ok(false),
+                Err(e) => e,
+            };
+            Err(s.fault().unwrap_or(failed.into()))
+        })
+    }
+}
+
+/// A publisher into the local channel an `in` bridge feeds, and the channel itself when
+/// the bridge created it (so it stays alive while the bridge runs).
+pub(crate) enum Sink {
+    FifoMpsc(Feed<Fifo, Mpsc>),
+    FifoFanout(Feed<Fifo, Fanout>),
+    OrderedMpsc(Feed<Ordered, Mpsc>),
+    OrderedFanout(Feed<Ordered, Fanout>),
+}
+
+pub(crate) struct Feed<M: Mode, K: Topology> {
+    publisher: Publisher<Bytes, M, K>,
+    _owned: Option<Channel<Bytes, M, K>>,
+}
+
+/// How one offer ended.
+pub(crate) enum Offered {
+    Published,
+    /// Refused for lack of room (drop mode), or still refused after waiting (block mode).
+    Backpressured,
+}
+
+fn feed<M: Mode, K: Topology>(name: &str, create: Option<&Config<RawChannel>>) -> salias::Result<Feed<M, K>> {
+    Ok(match create {
+        Some(config) => {
+            let channel = Channel::<Bytes, M, K>::create(config)?;
+            Feed {
+                publisher: channel.publisher()?,
+                _owned: Some(channel),
+            }
+        }
+        None => Feed {
+            publisher: Channel::<Bytes, M, K>::connect_as_bytes(name)?.publisher()?,
+            _owned: None,
+        },
+    })
+}
+
+impl Sink {
+    /// Connects to the local channel `name` as raw bytes with the stream's kind (which
+    /// refuses another kind with `KindMismatch`), or creates it from `create`.
+    pub(crate) fn open(name: &str, meta: &StreamMeta, create: Option<&Config<RawChannel>>) -> salias::Result<Sink> {
+        Ok(match (meta.ordered, meta.fanout) {
+            (false, false) => Sink::FifoMpsc(feed(name, create)?),
+            (false, true) => Sink::FifoFanout(feed(name, create)?),
+            (true, false) => Sink::OrderedMpsc(feed(name, create)?),
+            (true, true) => Sink::OrderedFanout(feed(name, create)?),
+        })
+    }
+
+    /// Publishes `bytes`; with `wait`, waits up to that long for room.
+    pub(crate) fn offer(&mut self, bytes: &[u8], wait: Option<Duration>) -> salias::Result<Offered> {
+        each_kind!(Sink, self, f => {
+            let outcome = match wait {
+                None => f.publisher.offer(bytes),
+                Some(timeout) => f.publisher.send_timeout(bytes, timeout),
+            };
+            match outcome {
+                Ok(()) => Ok(Offered::Published),
+                Err(PublishError::Backpressured | PublishError::TimedOut) => Ok(Offered::Backpressured),
+                Err(e) => Err(f.publisher.fault().unwrap_or(e.into())),
+            }
+        })
+    }
+}

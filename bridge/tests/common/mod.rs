@@ -1,0 +1,267 @@
+//! What the bridge tests share: bridge processes (killed when dropped), their output
+//! read line by line, the test's message type, and local publishing and checking.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use salias::{Config, FifoMpsc, OrderedMpsc, Publisher, SaliasMessage, Subscriber};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+/// The test message: which publisher sent it, its number in that publisher's stream,
+/// and a check word derived from both.
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Tick {
+    pub publisher: u64,
+    pub seq: u64,
+    pub check: u64,
+}
+
+impl Tick {
+    pub fn new(publisher: u64, seq: u64) -> Tick {
+        Tick {
+            publisher,
+            seq,
+            check: seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ publisher,
+        }
+    }
+    pub fn is_intact(&self) -> bool {
+        *self == Tick::new(self.publisher, self.seq)
+    }
+}
+
+/// Another type, of the same size, for mismatches.
+#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Other {
+    pub a: u64,
+    pub b: u64,
+    pub c: u64,
+}
+
+/// Longest any one step may take; every wait is bounded by it.
+pub const STEP: Duration = Duration::from_secs(30);
+
+pub fn unique(what: &str) -> String {
+    format!("bridge-{what}-{}", std::process::id())
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind a port on 127.0.0.1")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+/// A running `salias-bridge` process and its stdout, line by line.
+pub struct Bridge {
+    child: Child,
+    lines: Receiver<String>,
+    pub seen: Vec<String>,
+    what: String,
+}
+
+impl Bridge {
+    /// Runs `salias-bridge ARGS`, inside `prefix` (e.g. `ip netns exec NS`) if given.
+    pub fn spawn(prefix: &[&str], args: &[&str]) -> Bridge {
+        let binary = env!("CARGO_BIN_EXE_salias-bridge");
+        let mut command = match prefix.split_first() {
+            Some((first, rest)) => {
+                let mut command = Command::new(first);
+                command.args(rest).arg(binary);
+                command
+            }
+            None => Command::new(binary),
+        };
+        let mut child = command
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting salias-bridge {args:?}: {e}"));
+        let (sender, lines) = channel();
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        forward(stdout, sender.clone());
+        forward(stderr, sender);
+        Bridge {
+            child,
+            lines,
+            seen: Vec::new(),
+            what: args.iter().take(1).map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// Waits (at most `STEP`) for a line containing `text`, and returns it.
+    pub fn wait_for(&mut self, text: &str) -> String {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!(
+                        "bridge {} printed no {text:?} within {STEP:?}; it printed {:?}",
+                        self.what, self.seen
+                    )
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().ok();
+                    panic!(
+                        "bridge {} exited ({status:?}) without printing {text:?}; it printed {:?}",
+                        self.what, self.seen
+                    )
+                }
+            }
+        }
+    }
+
+    /// Waits (at most `STEP`) for the process to exit, and returns its status and the
+    /// lines it printed.
+    pub fn wait_exit(&mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the bridge") {
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    self.seen.push(line);
+                }
+                return (status, self.seen.clone());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "bridge {} still runs after {STEP:?}",
+                self.what
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Sends each line `from` prints (stdout or stderr: both are reports) to `to`.
+fn forward(from: impl std::io::Read + Send + 'static, to: std::sync::mpsc::Sender<String>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            if to.send(line).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// zenoh arguments of the two sides: `in` listens on `address:port`, `out` connects to
+/// it, no multicast scouting.
+pub fn endpoints(address: &str, port: u16) -> (Vec<String>, Vec<String>) {
+    let endpoint = format!("tcp/{address}:{port}");
+    (
+        vec!["--listen".into(), endpoint.clone(), "--no-scouting".into()],
+        vec!["--connect".into(), endpoint, "--no-scouting".into()],
+    )
+}
+
+pub fn args<'a>(fixed: &[&'a str], more: &'a [String]) -> Vec<&'a str> {
+    fixed.iter().copied().chain(more.iter().map(String::as_str)).collect()
+}
+
+/// Two publisher threads send `per_publisher` ticks each into `source`; every one must
+/// come out of `target` intact and in its publisher's order.
+pub fn two_publishers_arrive_in_order(source: &FifoMpsc<Tick>, target: &FifoMpsc<Tick>, per_publisher: u64) {
+    let publishers: Vec<_> = (0..2u64)
+        .map(|p| {
+            let mut publisher = source.publisher().unwrap();
+            std::thread::spawn(move || {
+                for seq in 0..per_publisher {
+                    publisher.send_timeout(&Tick::new(p, seq), STEP).unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut subscriber = target.subscriber().unwrap();
+    let mut next = [0u64; 2];
+    for _ in 0..2 * per_publisher {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(tick.is_intact(), "damaged: {tick:?}");
+        assert_eq!(
+            tick.seq, next[tick.publisher as usize],
+            "publisher {}'s order",
+            tick.publisher
+        );
+        next[tick.publisher as usize] += 1;
+    }
+    assert_eq!(next, [per_publisher; 2]);
+    for publisher in publishers {
+        publisher.join().unwrap();
+    }
+    assert!(
+        subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+        "nothing more arrives"
+    );
+}
+
+/// The missing range in an `in` bridge's "gap in stream ID: sequence numbers A..B
+/// missing (N)" line.
+pub fn gap_of(line: &str) -> std::ops::Range<u64> {
+    let range = line.split("sequence numbers ").nth(1).and_then(|r| r.split(' ').next());
+    let (start, end) = range
+        .and_then(|r| r.split_once(".."))
+        .unwrap_or_else(|| panic!("no A..B in {line:?}"));
+    start.parse().unwrap()..end.parse().unwrap()
+}
+
+/// Everything in `0..total` but `missing` comes out of `target`, intact and in order, and
+/// nothing more.
+pub fn all_but(target: &OrderedMpsc<Tick>, total: u64, missing: std::ops::Range<u64>) {
+    let mut subscriber = target.subscriber().unwrap();
+    let expected: Vec<u64> = (0..total).filter(|seq| !missing.contains(seq)).collect();
+    let mut received = Vec::new();
+    while received.len() < expected.len() {
+        let tick = subscriber.recv_timeout(STEP).unwrap();
+        assert!(tick.is_intact());
+        received.push(tick.seq);
+    }
+    assert_eq!(received, expected, "everything but the lost batch, in order");
+    assert!(
+        subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+        "nothing more arrives"
+    );
+}
+
+/// A source and a target FIFO channel for test `what`: their names and the channels.
+pub fn fifo_channels(what: &str) -> (String, String, FifoMpsc<Tick>, FifoMpsc<Tick>) {
+    let (from, to) = (unique(&format!("{what}-a")), unique(&format!("{what}-b")));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from).capacity(4 << 20)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to).capacity(4 << 20)).unwrap();
+    (from, to, source, target)
+}
+
+/// Sends ticks `seqs` and receives every one, intact and in order, on the far channel.
+pub fn pass_through(publisher: &mut Publisher<Tick>, subscriber: &mut Subscriber<Tick>, seqs: std::ops::Range<u64>) {
+    for seq in seqs.clone() {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    for seq in seqs {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(tick.is_intact() && tick.seq == seq, "expected {seq}, got {tick:?}");
+    }
+}

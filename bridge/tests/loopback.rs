@@ -1,0 +1,323 @@
+//! Two bridge processes over 127.0.0.1, zenoh in peer mode with explicit endpoints and
+//! no multicast scouting: what arrives, in what order, and what is reported when it does
+//! not (a type or kind mismatch, a lost sample, a killed `out`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{
+    Bridge, Other, STEP, Tick, all_but, args, endpoints, fifo_channels, free_port, gap_of, pass_through,
+    two_publishers_arrive_in_order, unique,
+};
+use salias::{Config, FifoFanout, FifoMpsc, OrderedMpsc, RawFifoMpsc};
+
+const PER_PUBLISHER: u64 = 20_000;
+
+/// Starts `in` (listening) and `out` (connecting) between local channels `from` and `to`.
+fn bridges(key: &str, from: &str, to: &str, in_extra: &[&str], out_extra: &[&str]) -> (Bridge, Bridge) {
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let mut inbound = Bridge::spawn(
+        &[],
+        &[args(&["in", "--key", key, "--channel", to], &listen), in_extra.to_vec()].concat(),
+    );
+    inbound.wait_for("in: ");
+    let outbound = Bridge::spawn(
+        &[],
+        &[
+            args(&["out", "--channel", from, "--key", key], &connect),
+            out_extra.to_vec(),
+        ]
+        .concat(),
+    );
+    (inbound, outbound)
+}
+
+#[test]
+fn fifo_messages_arrive_intact_and_in_publisher_order() {
+    let (from, to) = (unique("fifo-a"), unique("fifo-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from).publishers(2)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (mut inbound, _outbound) = bridges(&unique("fifo"), &from, &to, &[], &["--batch", "32"]);
+    two_publishers_arrive_in_order(&source, &target, PER_PUBLISHER);
+    inbound.wait_for("stream ");
+    assert!(
+        !inbound.seen.iter().any(|l| l.contains("gap")),
+        "no gap: {:?}",
+        inbound.seen
+    );
+}
+
+#[test]
+fn a_mismatched_local_channel_is_refused_with_connects_error() {
+    for case in ["type", "kind"] {
+        let (from, to) = (unique(&format!("{case}-a")), unique(&format!("{case}-b")));
+        let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+        // What a local connect of the stream's type and kind says about the far channel.
+        let (_typed, _fanout, local_error) = if case == "type" {
+            let target = FifoMpsc::<Other>::create(&Config::new(&to)).unwrap();
+            (Some(target), None, FifoMpsc::<Tick>::connect(&to).unwrap_err())
+        } else {
+            let target = FifoFanout::<Tick>::create(&Config::new(&to)).unwrap();
+            (None, Some(target), FifoMpsc::<Tick>::connect(&to).unwrap_err())
+        };
+        let (mut inbound, _outbound) = bridges(&unique(case), &from, &to, &[], &[]);
+        source.publisher().unwrap().offer(&Tick::new(0, 0)).unwrap();
+        let line = inbound.wait_for("refused stream");
+        assert!(
+            line.contains(&local_error.to_string()),
+            "{case}: {line:?} gives {local_error}"
+        );
+        let (status, _) = inbound.wait_exit();
+        assert!(!status.success(), "{case}: the in side exits with failure");
+    }
+}
+
+#[test]
+fn an_ordered_stream_reports_a_lost_sample_as_a_gap() {
+    const MESSAGES: u64 = 200;
+    let (from, to) = (unique("ordered-a"), unique("ordered-b"));
+    let source = OrderedMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let target = OrderedMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    // Batches of at most 10, so batch 3 exists and later ones show the gap.
+    let (mut inbound, _outbound) = bridges(
+        &unique("ordered"),
+        &from,
+        &to,
+        &[],
+        &["--batch", "10", "--drop-batch", "3"],
+    );
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..MESSAGES {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let missing = gap_of(&inbound.wait_for("gap in stream"));
+    assert!(
+        missing.start >= 3 && !missing.is_empty() && missing.end - missing.start <= 10,
+        "batch 3 of at most 10: {missing:?}"
+    );
+    all_but(&target, MESSAGES, missing);
+}
+
+#[test]
+fn a_killed_out_is_reported_and_a_raw_channel_is_created() {
+    let (from, to) = (unique("raw-a"), unique("raw-b"));
+    let source = RawFifoMpsc::create(&Config::new(&from).max_message_size(100)).unwrap();
+    let (mut inbound, mut outbound) = bridges(&unique("raw"), &from, &to, &["--exit-after-lost-outs", "1"], &[]);
+    let mut publisher = source.publisher().unwrap();
+    for i in 0..100u8 {
+        publisher.send_timeout(&vec![i; i as usize], STEP).unwrap();
+    }
+    inbound.wait_for("stream ");
+    // The in side created the raw channel with the far one's largest message.
+    let deadline = Instant::now() + STEP;
+    let target = loop {
+        match RawFifoMpsc::connect(&to) {
+            Ok(channel) => break channel,
+            Err(e) => assert!(Instant::now() < deadline, "{to} never appeared: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(target.max_message_size(), 100);
+    let mut subscriber = target.subscriber().unwrap();
+    for i in 0..100u8 {
+        let message = subscriber.recv_timeout(STEP).unwrap();
+        assert_eq!(&*message, &vec![i; i as usize][..]);
+    }
+    drop(subscriber);
+    outbound.wait_for("out: channel");
+    outbound.kill();
+    let line = inbound.wait_for("out lost");
+    assert!(line.contains("messages: 100"), "the report counts what arrived: {line}");
+    let (status, _) = inbound.wait_exit();
+    assert!(status.success());
+}
+
+#[test]
+fn a_far_publisher_that_died_holding_a_number_is_a_gap_on_the_near_side() {
+    const TEST: &str = "a_far_publisher_that_died_holding_a_number_is_a_gap_on_the_near_side";
+    const ROLE: &str = "SALIAS_BRIDGE_TEST_DIE_HOLDING";
+    if let Some(channel) = std::env::var_os(ROLE) {
+        // The far publisher: sends number 50, takes number 51 and dies before committing it.
+        let channel = OrderedMpsc::<Tick>::connect(channel.to_str().expect("UTF-8")).unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        publisher.send_timeout(&Tick::new(1, 50), STEP).unwrap();
+        publisher.__take_sequence_then_die();
+    }
+    let (from, to) = (unique("died-a"), unique("died-b"));
+    let source = OrderedMpsc::<Tick>::create(&Config::new(&from).publishers(2)).unwrap();
+    let target = OrderedMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (mut inbound, _outbound) = bridges(&unique("died"), &from, &to, &[], &[]);
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..50 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([TEST, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(ROLE, &from)
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the far publisher died");
+    for seq in 52..100 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    // The far side's subscriber finds number 51 lost; the near side reports it.
+    assert_eq!(gap_of(&inbound.wait_for("gap in stream")), 51..52);
+    all_but(&target, 100, 51..52);
+}
+
+#[test]
+fn messages_wait_in_the_channel_while_no_far_side_subscribes() {
+    let (from, to, source, target) = fifo_channels("wait");
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let key = unique("wait");
+    let start_in = || {
+        let mut inbound = Bridge::spawn(&[], &args(&["in", "--key", &key, "--channel", &to], &listen));
+        inbound.wait_for("in: ");
+        inbound
+    };
+    let mut first = start_in();
+    let _outbound = Bridge::spawn(&[], &args(&["out", "--channel", &from, "--key", &key], &connect));
+    let mut publisher = source.publisher().unwrap();
+    let mut subscriber = target.subscriber().unwrap();
+    pass_through(&mut publisher, &mut subscriber, 0..100);
+    first.kill();
+    // Long enough for `out` to see its subscriber gone (its socket closed at once).
+    std::thread::sleep(Duration::from_millis(300));
+    for seq in 100..200 {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    // A new far side (on the same endpoint, which `out` reconnects to) gets them all;
+    // with `--no-wait-for-subscriber` they would have gone to nobody.
+    let _second = start_in();
+    for seq in 100..200 {
+        assert_eq!(subscriber.recv_timeout(STEP).unwrap().seq, seq, "none went to nobody");
+    }
+}
+
+/// zenoh's UDP link, when built in (`--features udp`): the same stream, over udp/127.0.0.1.
+#[cfg(feature = "udp")]
+#[test]
+fn fifo_messages_cross_zenohs_udp_link() {
+    let (from, to) = (unique("udp-a"), unique("udp-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from).publishers(2)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let endpoint = format!("udp/127.0.0.1:{}", free_port());
+    let key = unique("udp");
+    let mut inbound = Bridge::spawn(
+        &[],
+        &[
+            "in",
+            "--key",
+            &key,
+            "--channel",
+            &to,
+            "--listen",
+            &endpoint,
+            "--no-scouting",
+        ],
+    );
+    inbound.wait_for("in: ");
+    let _outbound = Bridge::spawn(
+        &[],
+        &[
+            "out",
+            "--channel",
+            &from,
+            "--key",
+            &key,
+            "--connect",
+            &endpoint,
+            "--no-scouting",
+        ],
+    );
+    two_publishers_arrive_in_order(&source, &target, 1_000);
+}
+
+#[test]
+fn samples_that_are_not_a_bridges_are_counted_and_ignored() {
+    use zenoh::Wait;
+    let (from, to, source, target) = fifo_channels("garbage");
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let key = unique("garbage");
+    let mut inbound = Bridge::spawn(&[], &args(&["in", "--key", &key, "--channel", &to], &listen));
+    inbound.wait_for("in: ");
+    // A stranger on the key: a sample without metadata, and one whose metadata is not a
+    // bridge's (damaged batches of a real stream: the unit tests in src/wire.rs).
+    let mut config = zenoh::Config::default();
+    config.insert_json5("mode", "\"peer\"").unwrap();
+    config
+        .insert_json5("connect/endpoints", &format!("[\"{}\"]", connect[1]))
+        .unwrap();
+    config.insert_json5("scouting/multicast/enabled", "false").unwrap();
+    let stranger = zenoh::open(config).wait().unwrap();
+    let publisher = stranger.declare_publisher(key.clone()).wait().unwrap();
+    let deadline = Instant::now() + STEP;
+    while !publisher.matching_status().wait().unwrap().matching() {
+        assert!(Instant::now() < deadline, "the in side never subscribed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    publisher.put(vec![1u8, 2, 3]).wait().unwrap();
+    publisher.put(vec![4u8; 40]).attachment(vec![0xffu8; 9]).wait().unwrap();
+    inbound.wait_for("has no stream metadata");
+    inbound.wait_for("is not salias-bridge stream metadata");
+    // The real stream still gets through, intact and in order.
+    let _outbound = Bridge::spawn(&[], &args(&["out", "--channel", &from, "--key", &key], &connect));
+    pass_through(
+        &mut source.publisher().unwrap(),
+        &mut target.subscriber().unwrap(),
+        0..100,
+    );
+}
+
+#[test]
+fn drop_mode_counts_what_a_full_local_channel_refused() {
+    const SENT: u64 = 2_000;
+    let (from, to) = (unique("drop-a"), unique("drop-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    // A small ring nobody reads yet: it fills after about a hundred messages.
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to).capacity(4096)).unwrap();
+    let (mut inbound, _outbound) = bridges(
+        &unique("drop"),
+        &from,
+        &to,
+        &["--backpressure", "drop", "--stats-every", "20"],
+        &[],
+    );
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..SENT {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let line = inbound.wait_for(&format!(" messages={SENT} "));
+    let count = |name: &str| -> u64 {
+        let field = line
+            .split(&format!(" {name}="))
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next());
+        field
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+    };
+    let (delivered, dropped) = (count("delivered"), count("dropped"));
+    assert!(dropped > 0, "a full channel drops: {line}");
+    assert_eq!(
+        delivered + dropped,
+        SENT,
+        "every message is delivered or counted: {line}"
+    );
+    // What was delivered is there, in order.
+    let mut subscriber = target.subscriber().unwrap();
+    let mut last = None;
+    for _ in 0..delivered {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(
+            tick.is_intact() && last.is_none_or(|last| tick.seq > last),
+            "{tick:?} after {last:?}"
+        );
+        last = Some(tick.seq);
+    }
+    assert!(
+        subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+        "nothing more arrives"
+    );
+}
