@@ -58,6 +58,12 @@ pub enum PublishError {
         /// The channel's message type size in bytes.
         expected: u32,
     },
+    /// `Publisher::publish_gap` was asked to declare more numbers lost in one call than
+    /// it accepts ([`MAX_GAP`](crate::MAX_GAP)).
+    GapTooLarge {
+        /// The count asked for.
+        count: u64,
+    },
     /// Shared memory holds a value that breaks the protocol (a crashed, buggy or hostile
     /// peer); `fault()` on the handle says what and where.
     Corrupt,
@@ -120,6 +126,11 @@ impl fmt::Display for PublishError {
             PublishError::WrongMessageSize { len, expected } => write!(
                 f,
                 "raw message of {len} bytes does not fit this typed channel, whose messages are exactly {expected} bytes"
+            ),
+            PublishError::GapTooLarge { count } => write!(
+                f,
+                "a gap of {count} sequence numbers is more than one `publish_gap` call declares (at most {}); declare it in several calls",
+                crate::MAX_GAP
             ),
             PublishError::Corrupt => f.write_str(CORRUPT),
             PublishError::Truncated => f.write_str(TRUNCATED),

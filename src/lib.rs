@@ -152,7 +152,7 @@ pub use error::{Error, NameProblem, Result, Role, TrustProblem};
 pub use handle_error::{PublishError, ReceiveError};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};
-pub use publisher::{Claim, ClaimBytes, Publisher};
+pub use publisher::{Claim, ClaimBytes, MAX_GAP, Publisher};
 /// Makes a `#[repr(C)]` struct that derives zerocopy's `FromBytes`, `IntoBytes`,
 /// `Immutable` and `KnownLayout` a [`Message`], recording its fingerprint; refuses, at
 /// compile time and saying what to use instead, pointers, references, heap types, `bool`,

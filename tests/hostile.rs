@@ -212,6 +212,35 @@ fn ordered_sequence_never_taken_is_an_error() {
     );
 }
 
+/// A hole frame whose count was scribbled: past the numbers ever taken, or 0. Either is
+/// `Corrupt`, never a panic or a wrong gap.
+#[test]
+fn hole_frame_with_a_scribbled_count_is_an_error() {
+    for (count, says) in [
+        (
+            1u64 << 40,
+            format!(
+                "declaring {} numbers lost from 0, but only 2 were ever taken",
+                1u64 << 40
+            ),
+        ),
+        (u64::MAX, format!("declaring {} numbers lost from 0", u64::MAX)),
+        (0, "declaring 0 numbers lost from 0".to_owned()),
+    ] {
+        let name = unique_name("hostile-hole");
+        let channel = OrderedMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+        let mut raw = Raw::open(&name, 1, 1);
+        let mut subscriber = channel.subscriber().unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        publisher.publish_gap(2).unwrap();
+        // The count is the hole frame's payload, the word after its sequence number.
+        raw.set_ring(raw.offsets.frame_sequence + 8, count);
+        let what = until_corrupt(&mut subscriber);
+        assert!(what.contains(&says), "{what}");
+        assert_eq!(subscriber.gaps(), &salias::Gaps::default(), "a wrong gap was reported");
+    }
+}
+
 #[test]
 fn forged_control_block_is_refused_at_connect() {
     let name = unique_name("hostile-connect");

@@ -288,6 +288,7 @@ impl RingHeads for Subscriber {
             return Ok(None);
         }
         Ok(Some(Head {
+            lost: 0,
             len: 8,
             // SAFETY: loom's cell access; the model asserts no concurrent write.
             sequence: frame.sequence.with(|s| unsafe { *s }),

@@ -57,6 +57,9 @@ pub struct Head {
     pub len: usize,
     /// Global sequence number (Ordered mode).
     pub sequence: u64,
+    /// For a hole frame, how many numbers from `sequence` on it declares lost (at least
+    /// 1); 0 for a message.
+    pub lost: u64,
 }
 
 /// The head of each ring a subscriber reads, and a way past a frame.
@@ -74,7 +77,8 @@ pub trait RingHeads {
 /// delivered to its predecessor) and are passed over, at most `max_skips` per call so a
 /// peer flooding the rings with stale numbers cannot keep it busy forever. The frame
 /// numbered `wanted` is at the head of exactly one ring, since each publisher's numbers
-/// increase along its ring.
+/// increase along its ring. A hole frame is found like a message; the caller tells them
+/// apart by `Head::lost`.
 #[inline]
 pub fn next_in_order<H: RingHeads>(
     heads: &mut H,

@@ -25,6 +25,7 @@ mod write;
 
 pub use raw::ClaimBytes;
 pub use typed::Claim;
+pub use write::MAX_GAP;
 
 use crate::error::{Error, Result, Role};
 use crate::handle_error::{FaultRecord, PublishError};

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use super::Publisher;
 use crate::error::Result;
 use crate::handle_error::PublishError;
-use crate::kind::{Mode, Topology};
+use crate::kind::{GlobalOrder, Mode, Topology};
 use crate::message::Payload;
 use crate::protocol;
 use crate::wait;
@@ -111,6 +111,68 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         }
         self.hot.tail = pos;
         self.hot.published = self.hot.published.wrapping_add(count as u64);
+        self.publish_progress();
+        Ok(())
+    }
+}
+
+/// Most numbers one `publish_gap` call declares lost: far below the counter's range, so a
+/// caller's arithmetic slip cannot exhaust the channel's sequence numbers.
+pub const MAX_GAP: u64 = u32::MAX as u64;
+
+impl<T: Payload, M: GlobalOrder, K: Topology> Publisher<T, M, K> {
+    /// Declares `count` sequence numbers lost: takes them, as a publish of `count`
+    /// messages would, and commits one frame that says so instead of any message. Every
+    /// subscriber then reports exactly that range as a gap ([`Subscriber::gaps`], and
+    /// [`gap_before`] of the next message), as for numbers a dead publisher held; none
+    /// hands it out as a message. For a relay that knows how many messages it lost on the
+    /// way, such as the zenoh bridge.
+    ///
+    /// A `count` of 0 declares nothing and writes nothing: `Ok(())`. Returns
+    /// [`PublishError::GapTooLarge`] past [`MAX_GAP`](crate::MAX_GAP) numbers, and
+    /// [`PublishError::Backpressured`] (writing nothing) when the ring has no room for the
+    /// frame.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-publish-gap-{}", std::process::id());
+    /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.offer(&Tick { seq: 0 })?; // number 0
+    /// publisher.publish_gap(3)?; // numbers 1, 2 and 3 are lost
+    /// publisher.offer(&Tick { seq: 4 })?; // number 4
+    /// assert_eq!(subscriber.try_recv()?.expect("first").sequence(), 0);
+    /// let next = subscriber.try_recv()?.expect("after the gap");
+    /// assert_eq!((next.sequence(), next.gap_before()), (4, 3));
+    /// drop(next);
+    /// assert_eq!(subscriber.gaps().last, Some(1..4));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    ///
+    /// [`Subscriber::gaps`]: crate::Subscriber::gaps
+    /// [`gap_before`]: crate::Received::gap_before
+    pub fn publish_gap(&mut self, count: u64) -> Result<(), PublishError> {
+        if count == 0 {
+            return Ok(());
+        }
+        if count > MAX_GAP {
+            return Err(PublishError::GapTooLarge { count });
+        }
+        let len = Frame::<T, M>::len(frame::HOLE_LEN) as u64;
+        let pos = self.reserve(len)?;
+        let first = self.take_sequence(count);
+        let at = self.frame_at(pos);
+        // SAFETY: `at` starts the frame of `len` bytes just reserved, not yet committed.
+        unsafe { frame::write_hole::<T, M>(at, first, count) };
+        // SAFETY: the same frame, now written.
+        unsafe { Self::commit_at(at, pos) };
+        self.hot.tail = pos + len;
+        // Not a message: `published` stays as it is.
         self.publish_progress();
         Ok(())
     }

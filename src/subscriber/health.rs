@@ -60,12 +60,19 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let Some(end) = found.map_err(|error| self.gap_error(error))? else {
             return Ok(false);
         };
-        self.gaps.events += 1;
-        self.gaps.missing = self.gaps.missing.saturating_add(end - wanted);
-        self.gaps.last = Some(wanted..end);
-        self.gap_before = self.gap_before.saturating_add(end - wanted);
-        self.next_sequence = end;
+        self.record_gap(wanted..end);
         Ok(true)
+    }
+
+    /// The numbers `lost`, from `next_sequence` on, will never arrive: counted as one gap
+    /// and reported with the next message.
+    pub(super) fn record_gap(&mut self, lost: std::ops::Range<u64>) {
+        let missing = lost.end - lost.start;
+        self.gaps.events += 1;
+        self.gaps.missing = self.gaps.missing.saturating_add(missing);
+        self.gap_before = self.gap_before.saturating_add(missing);
+        self.next_sequence = lost.end;
+        self.gaps.last = Some(lost);
     }
 
     /// Fails once the channel's memory was truncated under it, or in a `fork()` child;

@@ -47,7 +47,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         // SAFETY: a committed frame inside the double view; the commit made its header
         // visible.
-        let (len, sequence) = unsafe { frame::read_header::<M>(at) };
+        let (len, sequence, flags) = unsafe { frame::read_header::<M>(at) };
+        if flags != 0 {
+            // Only Ordered frames have flags (FIFO reads them as 0): a hole, or corrupt.
+            return self.peek_hole(ring, at, len, sequence, flags).map(Some);
+        }
         let valid = match self.fixed_len {
             Some(fixed) => len == fixed,
             None => len <= self.max_len,
@@ -63,7 +67,44 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             );
             return Err(self.fault.corrupt(&self.shared, what).into());
         }
-        Ok(Some(Head { len, sequence }))
+        Ok(Some(Head { len, sequence, lost: 0 }))
+    }
+
+    /// The committed frame at `at`, head of `ring`, whose flags are not 0: a hole frame,
+    /// validated as any length read from shared memory, or an error.
+    #[cold]
+    #[inline(never)]
+    fn peek_hole(
+        &self,
+        ring: usize,
+        at: *const u8,
+        len: usize,
+        sequence: u64,
+        flags: u32,
+    ) -> Result<Head, ReceiveError> {
+        let position = self.readers[ring].head;
+        if flags != frame::FLAG_HOLE || len != frame::HOLE_LEN {
+            let what = format!(
+                "ring {ring} has a frame at position {position} with flags {flags:#x} and length {len}; only a hole frame (flags {:#x}, length {}) may have flags",
+                frame::FLAG_HOLE,
+                frame::HOLE_LEN
+            );
+            return Err(self.fault.corrupt(&self.shared, what).into());
+        }
+        // SAFETY: a committed frame inside the double view whose flags say hole and whose
+        // length is HOLE_LEN, so its count lies inside the frame.
+        let lost = unsafe { frame::read_hole_count::<T, M>(at) };
+        // Every number the hole covers was taken, so it ends at or below the counter.
+        // Relaxed suffices: the publisher took them before committing (Release), and the
+        // commit was loaded with Acquire, so this load sees at least that count.
+        let taken = self.shared.hot().sequence.load(Ordering::Relaxed);
+        if lost == 0 || sequence.checked_add(lost).is_none_or(|end| end > taken) {
+            let what = format!(
+                "ring {ring} has a hole frame at position {position} declaring {lost} numbers lost from {sequence}, but only {taken} were ever taken"
+            );
+            return Err(self.fault.corrupt(&self.shared, what).into());
+        }
+        Ok(Head { len, sequence, lost })
     }
 
     /// Moves past a frame without delivering it.

@@ -61,9 +61,23 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     // Always inlined, as `find_fifo`.
     #[inline(always)]
     pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
-        let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
-        let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
-            return Ok(None);
+        let mut holes = 0;
+        let (ring, head) = loop {
+            let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
+            let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)?
+            else {
+                return Ok(None);
+            };
+            if head.lost == 0 {
+                break (ring, head);
+            }
+            // Bounded, as passing over stale frames is, so a peer that floods the rings
+            // with holes cannot keep one receive call busy forever.
+            if holes == MAX_SKIPS_PER_SEARCH {
+                return Ok(None);
+            }
+            holes += 1;
+            self.pass_hole(ring, head);
         };
         self.hot.current.set(ring);
         Ok(Some(Next {
@@ -72,6 +86,17 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             sequence: head.sequence,
             gap_before: self.gap_before,
         }))
+    }
+
+    /// Ordered: the hole frame `head` at the head of `ring` declares its numbers lost:
+    /// they become a gap, exactly as numbers a dead publisher held, and the search goes on
+    /// past them. Never handed out, raw `poll` included.
+    #[cold]
+    #[inline(never)]
+    fn pass_hole(&mut self, ring: usize, head: Head) {
+        let end = head.sequence + head.lost; // validated by `peek`: no overflow
+        self.record_gap(head.sequence..end);
+        self.move_head(ring, head.len);
     }
 
     #[inline(always)]

@@ -3,10 +3,14 @@
 //! ```text
 //! +0   commit  u64   position ^ COMMIT_KEY, stored last with Release
 //! +8   len     u32   payload length
-//! +12  flags   u32   reserved, 0
+//! +12  flags   u32   0, or FLAG_HOLE (Ordered only)
 //! +16  seq     u64   global sequence (Ordered only)
 //! +HEADER            payload, aligned to the frame alignment
 //! ```
+//!
+//! A hole frame (Ordered only, `flags == FLAG_HOLE`) is no message: it says that the
+//! `count` numbers from `seq` on are lost. Its payload is that `count`, a `u64`, and its
+//! length field is `HOLE_LEN` whatever the channel's message size.
 //!
 //! A frame starts at a multiple of its alignment (at least 8, so the commit word is
 //! aligned) and occupies `HEADER + payload` rounded up to that alignment. The ordering of
@@ -23,8 +27,12 @@ pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
 
 /// Byte offset of the length field inside a frame.
 pub(crate) const LEN_OFFSET: usize = 8;
-/// Byte offset of the reserved flags word.
+/// Byte offset of the flags word.
 const FLAGS_OFFSET: usize = 12;
+/// The flags of a hole frame; every other value but 0 is corrupt.
+pub(crate) const FLAG_HOLE: u32 = 1;
+/// The length field (and payload length) of a hole frame: its `u64` count.
+pub(crate) const HOLE_LEN: usize = 8;
 /// Byte offset of the global sequence inside an ordered frame.
 pub(crate) const SEQ_OFFSET: usize = 16;
 
@@ -119,26 +127,55 @@ pub(crate) unsafe fn write_len(at: *mut u8, len: u32) {
     unsafe { at.add(LEN_OFFSET).cast::<u32>().write(len) };
 }
 
-/// Reads the header of the committed frame at `at`: its payload length and (Ordered) its
-/// sequence number, both still to be validated (any peer may have written them).
+/// Reads the header of the committed frame at `at`: its payload length, (Ordered) its
+/// sequence number and flags, all still to be validated (any peer may have written them).
+/// FIFO has no hole frames: its flags read as 0.
 ///
 /// # Safety
 /// `at` must be the 8-aligned start of a frame inside the ring's double view whose commit
 /// word was loaded (with Acquire) and found committed.
 #[inline(always)]
-pub(crate) unsafe fn read_header<M: Mode>(at: *const u8) -> (usize, u64) {
+pub(crate) unsafe fn read_header<M: Mode>(at: *const u8) -> (usize, u64, u32) {
     // SAFETY: the fields lie inside the frame header within the double view (caller);
     // volatile because a peer may be writing them: the values are validated, never trusted.
     unsafe {
-        (
-            at.add(LEN_OFFSET).cast::<u32>().read_volatile() as usize,
-            if M::ORDERED {
-                at.add(SEQ_OFFSET).cast::<u64>().read_volatile()
-            } else {
-                0
-            },
-        )
+        if M::ORDERED {
+            (
+                at.add(LEN_OFFSET).cast::<u32>().read_volatile() as usize,
+                at.add(SEQ_OFFSET).cast::<u64>().read_volatile(),
+                at.add(FLAGS_OFFSET).cast::<u32>().read_volatile(),
+            )
+        } else {
+            (at.add(LEN_OFFSET).cast::<u32>().read_volatile() as usize, 0, 0)
+        }
     }
+}
+
+/// Writes the header and payload of a hole frame at `at`: the `count` numbers from
+/// `first` on are lost. The commit word stays as it is.
+///
+/// # Safety
+/// As for [`write_header`], and the frame reserved must be `Frame::<T, M>::len(HOLE_LEN)`
+/// bytes long.
+pub(crate) unsafe fn write_hole<T: Payload, M: Mode>(at: *mut u8, first: u64, count: u64) {
+    // SAFETY: the header fields as in `write_header`; the count is the frame's 8-byte
+    // payload, 8-aligned as the header length rounds to the (≥ 8) frame alignment.
+    unsafe {
+        write_header::<M>(at, HOLE_LEN, first);
+        at.add(FLAGS_OFFSET).cast::<u32>().write(FLAG_HOLE);
+        at.add(Frame::<T, M>::HEADER).cast::<u64>().write(count);
+    }
+}
+
+/// The count of the committed hole frame at `at`, still to be validated.
+///
+/// # Safety
+/// As for [`read_header`], and the frame's flags must have read `FLAG_HOLE` with its
+/// length `HOLE_LEN`, so its payload lies inside the double view.
+#[cold]
+pub(crate) unsafe fn read_hole_count<T: Payload, M: Mode>(at: *const u8) -> u64 {
+    // SAFETY: the 8-byte payload of the frame (caller), 8-aligned as in `write_hole`.
+    unsafe { at.add(Frame::<T, M>::HEADER).cast::<u64>().read_volatile() }
 }
 
 /// Copies a payload of `len` bytes into its frame so that the cache line holding the
@@ -211,8 +248,12 @@ pub(crate) unsafe fn committed_end(
             break;
         }
         // SAFETY: a committed frame inside the double view.
-        let len = unsafe { read_len(at) };
-        if len > max_len {
+        let (len, flags) = unsafe { (read_len(at), at.add(FLAGS_OFFSET).cast::<u32>().read_volatile()) };
+        let fits = match flags {
+            FLAG_HOLE => len == HOLE_LEN,
+            _ => len <= max_len,
+        };
+        if !fits {
             break;
         }
         tail += frame_len(header_len, len, align) as u64;
