@@ -288,18 +288,22 @@ impl RingHeads for Subscriber {
             return Ok(None);
         }
         Ok(Some(Head {
-            lost: 0,
             len: 8,
             // SAFETY: loom's cell access; the model asserts no concurrent write.
             sequence: frame.sequence.with(|s| unsafe { *s }),
         }))
     }
 
-    fn pass_over(&mut self, ring: usize, _len: usize) {
+    fn pass_over(&mut self, ring: usize, _head: Head) {
         let frame = self.rings[ring].frame(self.heads[ring]);
         // SAFETY: loom's cell access; the frame is committed and not yet released.
         self.passed_over.push(frame.sequence.with(|s| unsafe { *s }));
         self.heads[ring] += 1;
+    }
+
+    /// The models publish no hole frames; one would be passed over like a stale frame.
+    fn pass_hole(&mut self, ring: usize, head: Head) {
+        self.pass_over(ring, head);
     }
 }
 

@@ -50,16 +50,47 @@ pub struct PublisherView<'w, W> {
     pub pending_count: &'w W,
 }
 
-/// The committed frame at the head of a ring, as the subscriber sees it.
+/// The committed frame at the head of a ring, as the subscriber sees it: a message, or
+/// (Ordered) a hole frame declaring numbers lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Head {
-    /// Payload length.
+    /// Payload length; for a hole frame, `Head::HOLE` plus the count it declares lost
+    /// (see [`Head::hole`]). Folded into one word so that the search hands a head back in
+    /// two registers, as before there were holes.
     pub len: usize,
     /// Global sequence number (Ordered mode).
     pub sequence: u64,
-    /// For a hole frame, how many numbers from `sequence` on it declares lost (at least
-    /// 1); 0 for a message.
-    pub lost: u64,
+}
+
+impl Head {
+    /// Marks `len` as a hole frame's: a message's length is a 32-bit field, so no message
+    /// has this bit.
+    pub const HOLE: usize = 1 << 63;
+
+    /// The head of a hole frame declaring the `lost` numbers from `sequence` on lost
+    /// (`lost` at most `u32::MAX`).
+    pub fn hole(sequence: u64, lost: u32) -> Head {
+        Head {
+            len: Self::HOLE | lost as usize,
+            sequence,
+        }
+    }
+
+    /// Whether this is a hole frame's head.
+    #[inline(always)]
+    pub fn is_hole(&self) -> bool {
+        self.len & Self::HOLE != 0
+    }
+
+    /// How many numbers from `sequence` on this hole frame declares lost; 0 for a message.
+    #[inline(always)]
+    pub fn lost(&self) -> u64 {
+        if self.is_hole() {
+            (self.len & !Self::HOLE) as u64
+        } else {
+            0
+        }
+    }
 }
 
 /// The head of each ring a subscriber reads, and a way past a frame.
@@ -68,8 +99,11 @@ pub trait RingHeads {
     type Error;
     /// The committed frame at the head of `ring`, if any; an error if it is corrupt.
     fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error>;
-    /// Moves past the frame at the head of `ring` without delivering it.
-    fn pass_over(&mut self, ring: usize, len: usize);
+    /// Moves past the stale frame `head` at the head of `ring` without delivering it.
+    fn pass_over(&mut self, ring: usize, head: Head);
+    /// Moves past the hole frame `head` at the head of `ring`, numbered as wanted: its
+    /// numbers are lost, a gap to report.
+    fn pass_hole(&mut self, ring: usize, head: Head);
 }
 
 /// Ordered subscriber: finds the frame numbered `wanted`, looking at `first_ring` first.
@@ -77,14 +111,15 @@ pub trait RingHeads {
 /// delivered to its predecessor) and are passed over, at most `max_skips` per call so a
 /// peer flooding the rings with stale numbers cannot keep it busy forever. The frame
 /// numbered `wanted` is at the head of exactly one ring, since each publisher's numbers
-/// increase along its ring. A hole frame is found like a message; the caller tells them
-/// apart by `Head::lost`.
+/// increase along its ring. A hole frame numbered `wanted` is passed with
+/// [`RingHeads::pass_hole`] (counted with the skips), and the search goes on for the
+/// number after it: only a message is returned.
 #[inline]
 pub fn next_in_order<H: RingHeads>(
     heads: &mut H,
     rings: usize,
-    first_ring: usize,
-    wanted: u64,
+    mut first_ring: usize,
+    mut wanted: u64,
     max_skips: u32,
 ) -> Result<Option<(usize, Head)>, H::Error> {
     let mut step = 0;
@@ -92,9 +127,16 @@ pub fn next_in_order<H: RingHeads>(
     while step < rings {
         let ring = (first_ring + step) % rings;
         match heads.head(ring)? {
-            Some(head) if head.sequence == wanted => return Ok(Some((ring, head))),
+            Some(head) if head.sequence == wanted && !head.is_hole() => return Ok(Some((ring, head))),
+            Some(head) if head.sequence == wanted && skips < max_skips => {
+                heads.pass_hole(ring, head);
+                skips += 1;
+                // The next number may be anywhere: search again, from this ring.
+                wanted += head.lost();
+                (first_ring, step) = (ring, 0);
+            }
             Some(head) if head.sequence < wanted && skips < max_skips => {
-                heads.pass_over(ring, head.len);
+                heads.pass_over(ring, head);
                 skips += 1;
                 // Look at this ring's next frame before moving on.
             }

@@ -67,7 +67,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             );
             return Err(self.fault.corrupt(&self.shared, what).into());
         }
-        Ok(Some(Head { len, sequence, lost: 0 }))
+        Ok(Some(Head { len, sequence }))
     }
 
     /// The committed frame at `at`, head of `ring`, whose flags are not 0: a hole frame,
@@ -98,13 +98,19 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Relaxed suffices: the publisher took them before committing (Release), and the
         // commit was loaded with Acquire, so this load sees at least that count.
         let taken = self.shared.hot().sequence.load(Ordering::Relaxed);
-        if lost == 0 || sequence.checked_add(lost).is_none_or(|end| end > taken) {
-            let what = format!(
-                "ring {ring} has a hole frame at position {position} declaring {lost} numbers lost from {sequence}, but only {taken} were ever taken"
-            );
-            return Err(self.fault.corrupt(&self.shared, what).into());
+        match u32::try_from(lost) {
+            // A publisher declares at most `MAX_GAP` (`u32::MAX`) numbers in one frame.
+            Ok(count) if count > 0 && sequence.checked_add(lost).is_some_and(|end| end <= taken) => {
+                Ok(Head::hole(sequence, count))
+            }
+            _ => {
+                let what = format!(
+                    "ring {ring} has a hole frame at position {position} declaring {lost} numbers lost from {sequence}, but only {taken} were ever taken, and one frame declares 1 to {} numbers",
+                    crate::MAX_GAP
+                );
+                Err(self.fault.corrupt(&self.shared, what).into())
+            }
         }
-        Ok(Head { len, sequence, lost })
     }
 
     /// Moves past a frame without delivering it.

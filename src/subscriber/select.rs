@@ -9,6 +9,7 @@ use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head};
+use crate::wire::frame;
 
 /// FIFO mode: frames taken from one ring in a row before looking at the next, so one busy
 /// publisher cannot starve the others while bursts stay cheap.
@@ -61,23 +62,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     // Always inlined, as `find_fifo`.
     #[inline(always)]
     pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
-        let mut holes = 0;
-        let (ring, head) = loop {
-            let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
-            let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)?
-            else {
-                return Ok(None);
-            };
-            if head.lost == 0 {
-                break (ring, head);
-            }
-            // Bounded, as passing over stale frames is, so a peer that floods the rings
-            // with holes cannot keep one receive call busy forever.
-            if holes == MAX_SKIPS_PER_SEARCH {
-                return Ok(None);
-            }
-            holes += 1;
-            self.pass_hole(ring, head);
+        let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
+        let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
+            return Ok(None);
         };
         self.hot.current.set(ring);
         Ok(Some(Next {
@@ -86,17 +73,6 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             sequence: head.sequence,
             gap_before: self.gap_before,
         }))
-    }
-
-    /// Ordered: the hole frame `head` at the head of `ring` declares its numbers lost:
-    /// they become a gap, exactly as numbers a dead publisher held, and the search goes on
-    /// past them. Never handed out, raw `poll` included.
-    #[cold]
-    #[inline(never)]
-    fn pass_hole(&mut self, ring: usize, head: Head) {
-        let end = head.sequence + head.lost; // validated by `peek`: no overflow
-        self.record_gap(head.sequence..end);
-        self.move_head(ring, head.len);
     }
 
     #[inline(always)]
@@ -125,7 +101,18 @@ impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, 
         self.peek(ring)
     }
 
-    fn pass_over(&mut self, ring: usize, len: usize) {
+    fn pass_over(&mut self, ring: usize, head: Head) {
+        let len = if head.is_hole() { frame::HOLE_LEN } else { head.len };
         self.skip(ring, len);
+    }
+
+    /// A hole frame's numbers become a gap, exactly as numbers a dead publisher held; a
+    /// hole is never handed out, raw `poll` included.
+    #[cold]
+    #[inline(never)]
+    fn pass_hole(&mut self, ring: usize, head: Head) {
+        // Validated by `peek`: the end does not overflow.
+        self.record_gap(head.sequence..head.sequence + head.lost());
+        self.move_head(ring, frame::HOLE_LEN);
     }
 }
