@@ -67,7 +67,8 @@
 //! - **A process dies** (`tests/crash.rs`): a publisher killed mid-write leaves no half
 //!   message (its frame has no commit word) and its slot is taken over where it stopped; an
 //!   ordered publisher killed holding a sequence number makes subscribers report the gap
-//!   ([`Subscriber::gaps`], [`Received::gap_before`]) instead of waiting; a dead fanout
+//!   ([`Subscriber::gaps`], [`Received::gap_before`]) instead of waiting, exactly as for
+//!   numbers a live publisher declares lost ([`Publisher::publish_gap`]); a dead fanout
 //!   subscriber is reaped so it holds no one back; a dead owner's channel is reported as
 //!   [`Error::Stale`] and recovered by the next `create`.
 //! - **A peer writes garbage** (`tests/hostile.rs`, `tests/fuzz_corpus.rs`): everything

@@ -324,6 +324,10 @@ impl State {
                     }
                     Some(expected) if message.sequence > expected => {
                         self.gap(stream_id, expected..message.sequence, true);
+                        if let Err(e) = self.declare_gap(message.sequence - expected, wait, stop) {
+                            failure = Some(e);
+                            return false;
+                        }
                     }
                     _ => {}
                 }
@@ -361,6 +365,33 @@ impl State {
                 }
                 Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => waited = true,
                 Offered::Backpressured => {
+                    self.stats.dropped += 1;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Declares `count` numbers lost in the local Ordered channel, so that its subscribers
+    /// report the gap as a local one's would (`Subscriber::gaps`, `gap_before`). A stream
+    /// jumping past what one declaration takes is damaged: the jump is still declared, up
+    /// to that bound, and reported as malformed.
+    fn declare_gap(&mut self, count: u64, wait: Option<Duration>, stop: &AtomicBool) -> salias::Result<()> {
+        if count > salias::MAX_GAP {
+            self.malformed(format!(
+                "a stream skipped {count} sequence numbers, more than the {} one gap declares",
+                salias::MAX_GAP
+            ));
+        }
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
+        loop {
+            match sink.publish_gap(count.min(salias::MAX_GAP), wait)? {
+                Offered::Published => return Ok(()),
+                Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => {}
+                Offered::Backpressured => {
+                    // Drop mode: the gap goes where dropped messages go, into the counts.
                     self.stats.dropped += 1;
                     return Ok(());
                 }

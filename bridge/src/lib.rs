@@ -16,7 +16,10 @@
 //!   reports every missing number as a gap ([`InStats::gaps`], [`InEvent::Gap`]), in the
 //!   same [`salias::Gaps`] a local Ordered subscriber keeps: a number lost because a far
 //!   publisher died, and a batch that zenoh lost, are both reported, never a silent hole.
-//!   FIFO streams number their messages too, so a lost batch is a reported gap there as well.
+//!   It also declares each gap in the near channel ([`salias::Publisher::publish_gap`]),
+//!   whose subscribers then report it in their own `gaps()` and `gap_before()`.
+//!   FIFO streams number their messages too, so a lost batch is a reported gap there as
+//!   well, in the bridge's stats and events only (a FIFO channel has no numbers).
 //! - **A far `out` that dies** (its process, or its host) is reported by the `in` side
 //!   ([`InEvent::OutLost`]) once zenoh closes the session: at once when the peer's
 //!   socket closes, within zenoh's lease (10 s by default) when its host vanishes.

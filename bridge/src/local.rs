@@ -165,4 +165,36 @@ impl Sink {
             }
         })
     }
+
+    /// Declares `count` (at most `salias::MAX_GAP`) sequence numbers lost in the local
+    /// channel, so its subscribers report them as a gap; with `wait`, waits up to that
+    /// long for room. Only Ordered channels have numbers: on a FIFO channel there is
+    /// nothing to declare, and the bridge's own stats are the only report.
+    pub(crate) fn publish_gap(&mut self, count: u64, wait: Option<Duration>) -> salias::Result<Offered> {
+        match self {
+            Sink::OrderedMpsc(f) => gap_into(&mut f.publisher, count, wait),
+            Sink::OrderedFanout(f) => gap_into(&mut f.publisher, count, wait),
+            Sink::FifoMpsc(_) | Sink::FifoFanout(_) => Ok(Offered::Published),
+        }
+    }
+}
+
+/// `Sink::publish_gap` on one Ordered publisher. A gap is rare: waiting for room naps
+/// rather than blocking in the library.
+fn gap_into<K: Topology>(
+    publisher: &mut Publisher<Bytes, Ordered, K>,
+    count: u64,
+    wait: Option<Duration>,
+) -> salias::Result<Offered> {
+    let deadline = wait.map(|wait| std::time::Instant::now() + wait);
+    loop {
+        match publisher.publish_gap(count) {
+            Ok(()) => return Ok(Offered::Published),
+            Err(PublishError::Backpressured) if deadline.is_some_and(|d| std::time::Instant::now() < d) => {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            Err(PublishError::Backpressured) => return Ok(Offered::Backpressured),
+            Err(e) => return Err(publisher.fault().unwrap_or(e.into())),
+        }
+    }
 }

@@ -71,8 +71,11 @@ struct Next {
 }
 
 /// Sequence numbers an ordered subscriber found missing: each was taken by a publisher
-/// that died before committing it. Never a silent hole: the first message after a gap
-/// also reports it (`gap_before`).
+/// that died before committing it, or declared lost by a live one
+/// ([`Publisher::publish_gap`](crate::Publisher::publish_gap), as the zenoh bridge does
+/// for numbers lost on the way). Never a silent hole: the first message after a gap also
+/// reports it (`gap_before`). A declared gap counts as one event; a run of numbers that
+/// dead publishers held, as one.
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};

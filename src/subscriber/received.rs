@@ -68,7 +68,8 @@ impl<M: Mode> MessageInfo<M> {
     }
 
     /// How many sequence numbers right before this message were lost because the
-    /// publishers holding them died; 0 almost always.
+    /// publishers holding them died or declared them lost
+    /// ([`Publisher::publish_gap`](crate::Publisher::publish_gap)); 0 almost always.
     pub fn gap_before(&self) -> u64
     where
         M: GlobalOrder,
@@ -130,7 +131,8 @@ impl<T: Payload, M: Mode, K: Topology> Received<'_, T, M, K> {
     }
 
     /// How many sequence numbers right before this message were lost because the
-    /// publishers holding them died; 0 almost always.
+    /// publishers holding them died or declared them lost
+    /// ([`Publisher::publish_gap`](crate::Publisher::publish_gap)); 0 almost always.
     pub fn gap_before(&self) -> u64
     where
         M: GlobalOrder,

@@ -230,7 +230,7 @@ pub fn gap_of(line: &str) -> std::ops::Range<u64> {
 }
 
 /// Everything in `0..total` but `missing` comes out of `target`, intact and in order, and
-/// nothing more.
+/// nothing more; its subscriber reports `missing` as the one gap, exactly.
 pub fn all_but(target: &OrderedMpsc<Tick>, total: u64, missing: std::ops::Range<u64>) {
     let mut subscriber = target.subscriber().unwrap();
     let expected: Vec<u64> = (0..total).filter(|seq| !missing.contains(seq)).collect();
@@ -238,9 +238,23 @@ pub fn all_but(target: &OrderedMpsc<Tick>, total: u64, missing: std::ops::Range<
     while received.len() < expected.len() {
         let tick = subscriber.recv_timeout(STEP).unwrap();
         assert!(tick.is_intact());
+        // The bridge declared the lost numbers in this channel: its numbers are the far
+        // ones, and the message after the gap reports it.
+        let gap_before = if tick.seq == missing.end {
+            missing.end - missing.start
+        } else {
+            0
+        };
+        assert_eq!((tick.sequence(), tick.gap_before()), (tick.seq, gap_before));
         received.push(tick.seq);
     }
     assert_eq!(received, expected, "everything but the lost batch, in order");
+    let gaps = salias::Gaps {
+        events: 1,
+        missing: missing.end - missing.start,
+        last: Some(missing),
+    };
+    assert_eq!(subscriber.gaps(), &gaps, "the near subscriber reports the exact gap");
     assert!(
         subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
         "nothing more arrives"
