@@ -131,7 +131,8 @@ pub fn next_in_order<H: RingHeads>(
             Some(head) if head.sequence == wanted && skips < max_skips => {
                 heads.pass_hole(ring, head);
                 skips += 1;
-                // The next number may be anywhere: search again, from this ring.
+                // The next number may be anywhere: search again, from this ring. No
+                // overflow: a hole's end was validated against the numbers taken.
                 wanted += head.lost();
                 (first_ring, step) = (ring, 0);
             }

@@ -113,6 +113,11 @@ impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, 
     fn pass_hole(&mut self, ring: usize, head: Head) {
         // Validated by `peek`: the end does not overflow.
         self.record_gap(head.sequence..head.sequence + head.lost());
+        if M::ORDERED && !K::FANOUT {
+            // As `advance` does for a message: a successor of this subscriber does not
+            // report the gap again.
+            self.resume_point().store(self.next_sequence, Ordering::Relaxed);
+        }
         self.move_head(ring, frame::HOLE_LEN);
     }
 }
