@@ -5,10 +5,12 @@
 //! publisher commits (subscribers) or for a short nap (publishers), never past the call's
 //! deadline.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::platform::{self, Barrier};
+use crate::protocol;
 use crate::wire::layout::WakeWord;
-use crate::{platform, protocol};
 
 /// Decides what to do while a blocking call has nothing to do. Implement it to plug in
 /// your own policy; [`Adaptive`] is the default.
@@ -108,7 +110,7 @@ impl WaitStrategy for SpinThenYield {
 /// woken by the next commit (a short sleep, rarely, only when it ends). The default.
 ///
 /// The first `short_parks` sleeps last at most [`SHORT_PARK`] each and skip the
-/// process-wide barrier a long sleep needs (see [`Park::park`]); a subscriber that
+/// barrier a long sleep needs (see [`SHORT_PARK`]); a subscriber that
 /// idles between messages a few microseconds apart sleeps and wakes without it. Only
 /// after those does it sleep up to 100 ms at a time.
 ///
@@ -191,13 +193,14 @@ pub struct Park<'a> {
 }
 
 /// Longest kernel sleep when nothing can wake the sleeper reliably: publishers waiting for
-/// room (subscribers do not wake them), or a kernel without expedited membarrier.
+/// room (subscribers do not wake them), or a Linux kernel (or seccomp policy) without
+/// expedited membarrier.
 const NAP: Duration = Duration::from_micros(200);
 
-/// Sleeps up to this long skip the process-wide barrier that makes a publisher's wake-up
-/// certain (it costs microseconds and interrupts every core running a publisher). A
-/// publisher still wakes such a sleeper; only a commit that races the sleeper's last
-/// look can leave it asleep, and then for at most this long.
+/// Sleeps up to this long skip the barrier that makes a publisher's wake-up certain (on
+/// Linux a process-wide one that costs microseconds and interrupts every core running a
+/// publisher; on macOS a fence). A publisher still wakes such a sleeper; only a commit
+/// that races the sleeper's last look can leave it asleep, and then for at most this long.
 pub const SHORT_PARK: Duration = Duration::from_micros(50);
 
 impl<'a> Park<'a> {
@@ -226,14 +229,37 @@ impl<'a> Park<'a> {
             return;
         };
         let seen = protocol::announce_sleep(wake);
-        // The other half of SYNC POINT sleeper-registration: the publisher's side is only a
-        // compiler fence; this barrier supplies the hardware fence on its behalf
-        // (asymmetric Dekker). Short sleeps skip it (see `SHORT_PARK`).
-        let reliable = max > SHORT_PARK && platform::heavy_barrier();
+        // The other half of SYNC POINT sleeper-registration (`sleepers_present`), between
+        // the announcement and the last look. Short sleeps skip it (see `SHORT_PARK`).
+        let reliable = max > SHORT_PARK && sleeper_barrier();
         if !(self.ready)() {
             platform::wait(&wake.seq, seen, if reliable { max } else { max.min(NAP) });
         }
         protocol::leave_sleep(wake);
+    }
+}
+
+/// Orders a sleeper's announcement before its last look against every publisher's commit
+/// before its look for sleepers (SYNC POINT sleeper-registration, sleeper side; the
+/// publisher side is `protocol::sleepers_present`). Returns whether the sleep may then
+/// last until woken.
+///
+/// - `Done` (Linux membarrier): a publisher reached by the barrier runs only a compiler
+///   fence, and the barrier supplies the hardware fence on its behalf and on ours
+///   (asymmetric Dekker); a publisher it does not reach fences for itself.
+/// - `NotNeeded` (macOS, the portable layer): no publisher is reached, so each runs a full
+///   fence after its commit; with ours here, the two SeqCst fences make the Dekker pair:
+///   either the publisher sees our announcement and wakes us, or we see its commit. So
+///   each commit's wake check costs a publisher a full fence there.
+/// - `Failed`: a publisher relying on the barrier may miss us; the sleep is capped at `NAP`.
+pub(crate) fn sleeper_barrier() -> bool {
+    match platform::heavy_barrier() {
+        Barrier::Done => true,
+        Barrier::NotNeeded => {
+            std::sync::atomic::fence(Ordering::SeqCst);
+            true
+        }
+        Barrier::Failed => false,
     }
 }
 

@@ -565,7 +565,9 @@ fn sleeping_subscriber_is_always_woken() {
 
 /// The path that runs where membarrier does not reach the publisher (macOS, the portable
 /// layer, a kernel without expedited membarrier for the publisher's process): the
-/// publisher's fence is the real `full_fence`.
+/// publisher's fence is the real `full_fence`. On macOS and the portable layer the
+/// sleeper's is the real one too: `wait::sleeper_barrier` runs a SeqCst fence there
+/// (`Barrier::NotNeeded`) in place of membarrier.
 #[test]
 fn sleeping_subscriber_is_woken_by_a_fenced_publisher() {
     wake_model(PublisherSide::Unreached, true);

@@ -2,7 +2,7 @@
 //! short sleeps skip the process-wide barrier, long ones take it, and a burst of commits
 //! wakes a sleeping subscriber with one futex call per sleep, not one per commit.
 //! Skipped, with a printed reason, where strace is not installed. The Linux platform
-//! layer only: the portable one has neither futex nor barrier.
+//! layer only: the portable one has no barrier (tests/idle_sleep.rs covers its sleeping).
 #![cfg(all(target_os = "linux", not(feature = "portable")))]
 
 mod support;

@@ -4,13 +4,13 @@
 use std::ffi::c_void;
 use std::path::Path;
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicU32;
-use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::mm::MapFlags;
-use rustix::thread::{MembarrierCommand, MembarrierQuery, futex};
+use rustix::thread::{MembarrierCommand, MembarrierQuery};
 
+use super::Barrier;
+pub(crate) use super::futex::{wait, wake_all};
 use crate::error::{Error, Result};
 
 pub(crate) const POPULATE: MapFlags = MapFlags::POPULATE;
@@ -96,22 +96,6 @@ pub(crate) fn reserve(fd: std::os::fd::BorrowedFd<'_>, len: u64) -> Result<(), E
     rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::empty(), 0, len)
 }
 
-/// Sleeps while `*word == expected`, at most `timeout`. Spurious returns are fine: callers
-/// re-check their condition.
-pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
-    let ts = futex::Timespec {
-        tv_sec: timeout.as_secs() as _,
-        tv_nsec: timeout.subsec_nanos() as _,
-    };
-    // Not FUTEX_PRIVATE: the word is in memory shared between processes.
-    let _ = futex::wait(word, futex::Flags::empty(), expected, Some(&ts));
-}
-
-/// Wakes every process sleeping on `word`.
-pub(crate) fn wake_all(word: &AtomicU32) {
-    let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
-}
-
 fn expedited_supported() -> bool {
     static SUPPORTED: OnceLock<bool> = OnceLock::new();
     *SUPPORTED.get_or_init(|| {
@@ -133,8 +117,17 @@ pub(crate) fn register_fast_side() -> bool {
 /// Acts as a full fence in every running thread of every registered process, at some
 /// point during the call: so either such a thread's loads after that point see the
 /// caller's earlier stores, or the caller's later loads see that thread's stores from
-/// before it. Returns false where the kernel cannot do it; then a sleeper must wake up on
-/// its own now and then.
-pub(crate) fn heavy_barrier() -> bool {
-    expedited_supported() && rustix::thread::membarrier(MembarrierCommand::GlobalExpedited).is_ok()
+/// before it. [`Barrier::Failed`] where the kernel cannot do it; then a sleeper must wake
+/// up on its own now and then.
+///
+/// Never [`Barrier::NotNeeded`], even where this process finds no expedited membarrier:
+/// support is a property of each process (a seccomp filter can refuse the call to one
+/// and allow it to another), so a publisher elsewhere may have registered and count on
+/// the barrier.
+pub(crate) fn heavy_barrier() -> Barrier {
+    if expedited_supported() && rustix::thread::membarrier(MembarrierCommand::GlobalExpedited).is_ok() {
+        Barrier::Done
+    } else {
+        Barrier::Failed
+    }
 }

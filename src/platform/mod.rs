@@ -2,12 +2,14 @@
 //! process identity, and sleeping until woken.
 //!
 //! `native` is the Linux layer (MAP_POPULATE, hugetlbfs, NUMA, futex, membarrier) on Linux
-//! and the portable POSIX layer elsewhere. The `portable` cargo feature selects the
-//! portable layer on Linux too, so the code macOS runs is tested here.
+//! and the portable POSIX layer elsewhere (macOS: wait-on-address, no barrier). The
+//! `portable` cargo feature selects the portable layer on Linux too, with the futex as its
+//! wait-on-address, so the logic macOS runs is tested here.
 
 use std::ffi::c_void;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
+use std::time::Duration;
 
 use rustix::fs::Mode as FileMode;
 use rustix::io::Errno;
@@ -17,7 +19,11 @@ use rustix::shm;
 
 use crate::error::{Error, Result};
 
+#[cfg(target_os = "linux")]
+mod futex;
 mod guard;
+#[cfg(target_os = "macos")]
+mod macos_wait;
 mod names;
 mod numa;
 mod process;
@@ -36,6 +42,39 @@ mod native;
 #[cfg(any(not(target_os = "linux"), feature = "portable"))]
 pub(crate) use native::NAME as PLATFORM_NAME;
 pub(crate) use native::{check_hugetlbfs, heavy_barrier, register_fast_side, wait, wake_all};
+
+/// What a sleeper's `heavy_barrier` achieved, which decides whether it may sleep until
+/// woken (SYNC POINT sleeper-registration, `protocol::announce_sleep`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Barrier {
+    /// The barrier ran: it acted as a full fence in the sleeper's thread and in every
+    /// thread of every process registered for it (`register_fast_side`), so publishers
+    /// that rely on it with only a compiler fence cannot miss this sleeper.
+    #[cfg_attr(
+        any(not(target_os = "linux"), feature = "portable"),
+        allow(dead_code, reason = "the Linux layer's barrier")
+    )]
+    Done,
+    /// This layer has no barrier and no process can register for one, so every publisher
+    /// runs a full fence of its own before it looks for sleepers. The sleeper must run its
+    /// own full fence too (the two fences make the Dekker pair); then it cannot be missed.
+    #[cfg_attr(
+        all(target_os = "linux", not(feature = "portable")),
+        allow(dead_code, reason = "the portable layer has no barrier")
+    )]
+    NotNeeded,
+    /// The barrier exists but could not run: a publisher relying on it may miss this
+    /// sleeper, so the sleep must end on its own soon.
+    Failed,
+}
+
+/// Sleeps at most `timeout` and at most 500 µs, woken by nothing: what a wait does when
+/// the system's wait call failed in a way it may keep failing (returning at once, it would
+/// have the caller spin), or where there is no wait-on-address. Long enough not to spin,
+/// short enough to bound the delay before the caller sees a commit.
+fn nap(timeout: Duration) {
+    std::thread::sleep(timeout.min(Duration::from_micros(500)));
+}
 
 /// The system's normal page size.
 pub(crate) fn page_size() -> usize {

@@ -1,14 +1,19 @@
 //! The portable POSIX layer (macOS, and Linux with the `portable` feature): normal pages,
-//! pages faulted in by touching them, and sleeping by short naps instead of a futex.
+//! pages faulted in by touching them, and sleeping on an address until woken (macOS's
+//! wait-on-address, Linux's futex) with no process-wide barrier: every publisher fences
+//! for itself before it looks for sleepers.
 
 use std::ffi::c_void;
 use std::path::Path;
-use std::sync::atomic::AtomicU32;
-use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::mm::MapFlags;
 
+use super::Barrier;
+#[cfg(target_os = "linux")]
+pub(crate) use super::futex::{wait, wake_all};
+#[cfg(target_os = "macos")]
+pub(crate) use super::macos_wait::{wait, wake_all};
 use crate::error::{Error, Result};
 
 #[cfg(target_os = "macos")]
@@ -17,9 +22,6 @@ pub(crate) const NAME: &str = "macOS";
 pub(crate) const NAME: &str = "the portable platform layer";
 
 pub(crate) const POPULATE: MapFlags = MapFlags::empty();
-
-/// Longest nap while waiting: bounds the wake-up delay since there is nothing to wake us.
-const MAX_NAP: Duration = Duration::from_micros(500);
 
 pub(crate) fn check_hugetlbfs(_dir: &Path, _page_size: usize) -> Result<()> {
     Err(Error::Unsupported {
@@ -49,18 +51,29 @@ pub(crate) fn reserve(fd: std::os::fd::BorrowedFd<'_>, len: u64) -> Result<(), E
     }
 }
 
-pub(crate) fn wait(_word: &AtomicU32, _expected: u32, timeout: Duration) {
-    std::thread::sleep(timeout.min(MAX_NAP));
+/// Whether `wait` sleeps until `wake_all` wakes it; elsewhere it only naps.
+const WOKEN: bool = cfg!(any(target_os = "linux", target_os = "macos"));
+
+/// Elsewhere (no wait-on-address the layer knows): naps, bounding the wake-up delay.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub(crate) fn wait(_word: &std::sync::atomic::AtomicU32, _expected: u32, timeout: std::time::Duration) {
+    super::nap(timeout);
 }
 
-pub(crate) fn wake_all(_word: &AtomicU32) {}
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub(crate) fn wake_all(_word: &std::sync::atomic::AtomicU32) {}
 
-/// Nobody sleeps until woken here (`wait` naps), so publishers need no fence to look for
-/// sleepers.
+/// Whether a sleeper's barrier reaches this publishing process: never, there is none. So
+/// every publisher runs a full fence before it looks for sleepers (`sleepers_present`),
+/// which lets a sleeper sleep until woken with only its own fence (`heavy_barrier`).
+/// Where `wait` only naps, nobody sleeps long enough to need either.
 pub(crate) fn register_fast_side() -> bool {
-    true
+    !WOKEN
 }
 
-pub(crate) fn heavy_barrier() -> bool {
-    false
+/// There is no process-wide barrier, and none is needed: no process registers for one
+/// (`register_fast_side`), so every publisher fences for itself. Where `wait` naps, a
+/// sleep is never reliable ([`Barrier::Failed`] caps it).
+pub(crate) fn heavy_barrier() -> Barrier {
+    if WOKEN { Barrier::NotNeeded } else { Barrier::Failed }
 }

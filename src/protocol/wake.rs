@@ -8,9 +8,9 @@ use crate::wire::layout::WakeWords;
 
 /// Subscriber, before its last look for messages: announces it is about to sleep and
 /// returns the futex value to sleep on. The caller then runs the sleeper's barrier (a
-/// long sleep) or not (a short one, which may then miss a racing commit and sleep its
-/// whole length), looks once more, and only if it finds nothing sleeps while `seq` still
-/// holds that value (`wait::Park::park`).
+/// long sleep: `wait::sleeper_barrier`) or not (a short one, which may then miss a racing
+/// commit and sleep its whole length), looks once more, and only if it finds nothing
+/// sleeps while `seq` still holds that value (`wait::Park::park`).
 pub fn announce_sleep<A: Word32>(wake: &WakeWords<A>) -> u32 {
     // SYNC POINT sleeper-registration (sleeper side): the increment must be visible to a
     // publisher before our last look for messages, or that publisher may commit, miss us,
@@ -34,7 +34,12 @@ pub fn leave_sleep<A: Word32>(wake: &WakeWords<A>) {
 /// whether sleepers' barriers reach this process; if not, it fences for itself.
 #[inline(always)]
 pub fn sleepers_present<A: Word32>(wake: &WakeWords<A>, reached: bool) -> bool {
-    // SYNC POINT sleeper-registration (publisher side): pairs with `announce_sleep`.
+    // SYNC POINT sleeper-registration (publisher side): pairs with `announce_sleep`
+    // across the sleeper's `wait::sleeper_barrier`. Reached by the sleepers' barrier
+    // (Linux membarrier), a compiler fence: the barrier supplies the hardware fence.
+    // Otherwise (macOS and the portable layer, which have no barrier; a Linux process the
+    // barrier does not reach) a full fence, which with the sleeper's own fence makes the
+    // Dekker pair: we see its announcement or it sees our commit.
     if reached {
         A::publisher_fence();
     } else {
