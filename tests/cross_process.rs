@@ -9,7 +9,9 @@ use salias::{
     Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered,
     PublishError, RawFifoMpsc,
 };
-use support::{Checker, Sample, SplitMix, arg, report, role, send_batch, spawn, unique_name, wait_all};
+use support::{
+    Checker, IdleBursts, Sample, SplitMix, arg, report, reported, role, send_batch, spawn, unique_name, wait_all,
+};
 
 const WATCHDOG: Duration = Duration::from_secs(300);
 
@@ -234,59 +236,18 @@ fn cross_process_full_ring_backpressure_loses_nothing() {
     }
 }
 
-fn cpu_time() -> Duration {
-    // SAFETY: `usage` is a writable rusage; getrusage fills it.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut usage), 0);
-        usage
-    };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
 #[test]
 fn cross_process_idle_subscriber_sleeps_and_wakes() {
     const TEST: &str = "cross_process_idle_subscriber_sleeps_and_wakes";
-    const BURSTS: u64 = 5;
-    const IDLE: Duration = Duration::from_millis(400);
+    const BURSTS: IdleBursts = IdleBursts::FIVE_GAPS;
     match role().as_deref() {
-        Some("publisher") => {
-            let channel = FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
-            let mut publisher = channel.publisher().unwrap();
-            for burst in 0..BURSTS {
-                std::thread::sleep(IDLE);
-                for i in 0..10 {
-                    publisher.send(&Sample::new(0, burst * 10 + i)).unwrap();
-                }
-            }
-        }
-        Some("subscriber") => {
-            let channel = FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
-            let mut subscriber = channel.subscriber().unwrap();
-            subscriber.set_wait_strategy(Adaptive::default());
-            let mut checker = Checker::new(1);
-            let before = cpu_time();
-            for _ in 0..BURSTS * 10 {
-                let message = subscriber.recv().unwrap();
-                checker.check(message.publisher_slot(), &message);
-            }
-            let spent = cpu_time() - before;
-            report(format!("cpu_micros {}", spent.as_micros()));
-        }
+        Some("publisher") => BURSTS.publish(),
+        Some("subscriber") => BURSTS.receive(Adaptive::default()),
         _ => {
-            let name = unique_name("idle");
-            let _channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
-            let args = vec![("NAME", name.clone())];
-            let children = vec![
-                ("subscriber", spawn(TEST, "subscriber", &args)),
-                ("publisher", spawn(TEST, "publisher", &args)),
-            ];
-            let reports = wait_all(children, WATCHDOG);
-            let cpu: u128 = reports[0][0].strip_prefix("cpu_micros ").unwrap().parse().unwrap();
+            let cpu = reported(&BURSTS.run(TEST, WATCHDOG), "cpu_micros");
             // Five idle gaps of 400 ms: a spinning subscriber would burn ~2 s of CPU. A
             // sleeping one spends its short spin-then-yield phase per gap and nothing else.
-            let idle_total = IDLE.as_micros() * BURSTS as u128;
+            let idle_total = BURSTS.idle_micros();
             eprintln!("idle subscriber: {cpu} µs CPU over {idle_total} µs idle");
             assert!(
                 cpu * 4 < idle_total,

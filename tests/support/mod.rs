@@ -178,6 +178,96 @@ pub fn send_batch<M: salias::Mode, K: salias::Topology>(
     }
 }
 
+/// Bursts of messages separated by idle gaps, between a publisher and a subscriber
+/// process on a `FifoMpsc<Sample>` channel: the publisher sleeps `idle` before each of
+/// `bursts` bursts of `per_burst` messages. A test runs `run` in the parent, and `publish`
+/// and `receive` in the roles "publisher" and "subscriber".
+pub struct IdleBursts {
+    pub bursts: u64,
+    pub per_burst: u64,
+    pub idle: Duration,
+}
+
+impl IdleBursts {
+    /// Five bursts of ten messages, each after 400 ms of idleness.
+    pub const FIVE_GAPS: IdleBursts = IdleBursts {
+        bursts: 5,
+        per_burst: 10,
+        idle: Duration::from_millis(400),
+    };
+
+    pub fn messages(&self) -> u64 {
+        self.bursts * self.per_burst
+    }
+
+    /// The idle time the publisher spends, in µs: what a spinning subscriber burns.
+    pub fn idle_micros(&self) -> u128 {
+        self.idle.as_micros() * u128::from(self.bursts)
+    }
+
+    pub fn publish(&self) {
+        let channel = salias::FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        for burst in 0..self.bursts {
+            std::thread::sleep(self.idle);
+            for i in 0..self.per_burst {
+                publisher.send(&Sample::new(0, burst * self.per_burst + i)).unwrap();
+            }
+        }
+    }
+
+    /// Receives and checks every message with `strategy`, waiting without a deadline, and
+    /// reports `cpu_micros`: the CPU this process used meanwhile.
+    pub fn receive(&self, strategy: impl salias::WaitStrategy + 'static) {
+        let channel = salias::FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+        let mut subscriber = channel.subscriber().unwrap();
+        subscriber.set_wait_strategy(strategy);
+        let mut checker = Checker::new(1);
+        let before = cpu_time();
+        for _ in 0..self.messages() {
+            let message = subscriber.recv().unwrap();
+            checker.check(message.publisher_slot(), &message);
+        }
+        report(format!("cpu_micros {}", (cpu_time() - before).as_micros()));
+    }
+
+    /// Creates the channel, runs `test`'s two roles under the watchdog `limit`, and
+    /// returns what the subscriber reported.
+    pub fn run(&self, test: &str, limit: Duration) -> Vec<String> {
+        let name = unique_name("idle");
+        let _channel = salias::FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+        let args = vec![("NAME", name.clone())];
+        let children = vec![
+            ("subscriber", spawn(test, "subscriber", &args)),
+            ("publisher", spawn(test, "publisher", &args)),
+        ];
+        wait_all(children, limit).swap_remove(0)
+    }
+}
+
+/// The number a child reported as `KEY N`.
+pub fn reported(reports: &[String], key: &str) -> u128 {
+    let value = reports
+        .iter()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {key} in {reports:?}"));
+    value
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} {value} is not a number"))
+}
+
+/// The CPU time this process has used, user and system.
+pub fn cpu_time() -> Duration {
+    // SAFETY: `usage` is a writable rusage; getrusage fills it.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut usage), 0);
+        usage
+    };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
 /// Prints a line the parent collects with `wait_all`.
 pub fn report(line: impl std::fmt::Display) {
     println!("REPORT {line}");
