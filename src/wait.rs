@@ -192,7 +192,7 @@ pub struct Park<'a> {
 
 /// Longest kernel sleep when nothing can wake the sleeper reliably: publishers waiting for
 /// room (subscribers do not wake them), or a kernel without expedited membarrier.
-const NAP: Duration = Duration::from_micros(200);
+pub(crate) const NAP: Duration = Duration::from_micros(200);
 
 /// Sleeps up to this long skip the process-wide barrier that makes a publisher's wake-up
 /// certain (it costs microseconds and interrupts every core running a publisher). A
