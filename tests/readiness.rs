@@ -3,28 +3,16 @@
 //! processes, and an idle watched subscriber costs no CPU. Publishers' descriptors are
 //! in tests/readiness_room.rs.
 
+#[path = "support/readiness.rs"]
+mod readiness_support;
 mod support;
 
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, Timespec, epoll};
+use readiness_support::{ARRIVAL, readable};
+use rustix::event::{Timespec, epoll};
 use salias::{Config, FifoMpsc};
 use support::{Sample, arg, report, role, spawn, unique_name, wait_all};
-
-/// Whether `fd` is readable within `wait` (zero: right now).
-fn readable(fd: &impl AsFd, wait: Duration) -> bool {
-    let timeout = Timespec {
-        tv_sec: wait.as_secs() as _,
-        tv_nsec: wait.subsec_nanos() as _,
-    };
-    let mut fds = [PollFd::new(fd, PollFlags::IN)];
-    let n = rustix::event::poll(&mut fds, Some(&timeout)).expect("poll");
-    n == 1 && fds[0].revents().contains(PollFlags::IN)
-}
-
-/// How long a wake-up may take to arrive on a loaded machine before the test fails.
-const ARRIVAL: Duration = Duration::from_secs(10);
 
 /// In a child: connects to `NAME` and publishes `COUNT` samples, producer `PRODUCER`,
 /// from `FROM` on.
@@ -249,18 +237,7 @@ fn an_idle_watched_subscriber_uses_no_cpu() {
         ticks * 10 <= hz,
         "{ticks} ticks of CPU in {millis} ms idle ({hz} a second)"
     );
-    if barrier_available() {
+    if readiness_support::barrier_available() {
         assert_eq!(wakes, 0, "the descriptor turned readable with nothing published");
     }
-}
-
-/// Whether the kernel has the expedited membarrier that makes arming certain (without
-/// it the watcher signals spuriously now and then, by design).
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
-fn barrier_available() -> bool {
-    const QUERY: libc::c_long = 0;
-    const NEEDED: libc::c_long = (1 << 1) | (1 << 2);
-    // SAFETY: MEMBARRIER_CMD_QUERY only returns a bit mask; it reads and writes no memory.
-    let supported = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0) };
-    supported >= 0 && supported & NEEDED == NEEDED
 }

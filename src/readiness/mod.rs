@@ -20,11 +20,13 @@ mod watcher;
 use std::cell::{Cell, OnceCell};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::platform;
 use crate::protocol::{self, Armed};
 use crate::region::Shared;
+use crate::wait::NAP;
 use notify::NotifyFd;
 pub(crate) use watcher::{Line, Watchers};
 use watcher::{Slot, Watcher};
@@ -37,11 +39,20 @@ pub(crate) struct Readiness {
     watching: Cell<bool>,
     /// Started at the first arm, kept until the handle drops.
     watcher: OnceCell<Arc<Watcher>>,
+    /// Re-check at least this often while armed, even with the barrier: what the handle
+    /// waits for can come without a wake.
+    recheck: Option<Duration>,
 }
 
+/// How often an armed fanout publisher re-checks: room also appears without a wake when
+/// a fanout subscriber dies holding it and a publisher's check frees its slot (as a
+/// blocking `send` does after each sleep of at most 100 ms).
+pub(crate) const FANOUT_ROOM_RECHECK: Duration = Duration::from_millis(100);
+
 impl Readiness {
-    /// The state of a new handle waiting on `line`; opens its descriptor.
-    pub(crate) fn new(line: Line, channel: &str) -> Result<Self> {
+    /// The state of a new handle waiting on `line`; opens its descriptor. `recheck`: see
+    /// the field.
+    pub(crate) fn new(line: Line, recheck: Option<Duration>, channel: &str) -> Result<Self> {
         let fd = NotifyFd::new().map_err(|e| {
             let error = Error::platform("create the readiness descriptor", channel, e);
             if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
@@ -56,6 +67,7 @@ impl Readiness {
             line,
             watching: Cell::new(false),
             watcher: OnceCell::new(),
+            recheck,
         })
     }
 
@@ -103,7 +115,10 @@ impl Readiness {
         self.slot.fd.drain();
         match protocol::arm(self.line.word(shared), platform::heavy_barrier, ready) {
             Armed::Ready => self.slot.fd.signal(),
-            Armed::Sleeping { seen, reliable } => watcher.add(&self.slot, seen, reliable),
+            // Without the barrier a racing waker may miss us: re-check after a nap.
+            Armed::Sleeping { seen, reliable } => {
+                watcher.add(&self.slot, seen, if reliable { self.recheck } else { Some(NAP) })
+            }
         }
     }
 

@@ -17,7 +17,6 @@ use super::notify::NotifyFd;
 use crate::platform;
 use crate::protocol;
 use crate::region::Shared;
-use crate::wait::NAP;
 use crate::wire::layout::WakeWord;
 
 /// Longest futex wait while every armed handle took the sleeper's barrier. Only a waker
@@ -31,12 +30,15 @@ const WATCH: Duration = Duration::from_secs(1);
 pub(crate) enum Line {
     /// Subscribers waiting for messages; publishers wake them.
     Messages = 0,
+    /// Publishers waiting for room; subscribers wake them.
+    Room = 1,
 }
 
 impl Line {
     pub(crate) fn word(self, shared: &Shared) -> &WakeWord {
         match self {
             Line::Messages => &shared.hot().wake,
+            Line::Room => &shared.hot().room,
         }
     }
 }
@@ -69,7 +71,8 @@ impl Slot {
 struct Entry {
     slot: Arc<Slot>,
     seen: u32,
-    reliable: bool,
+    /// Signalled after this long even if no waker moved the word (see `Watcher::add`).
+    recheck: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -133,14 +136,16 @@ impl Watcher {
     }
 
     /// Hands an armed handle to the thread: it stays a registered sleeper until the
-    /// word moves past `seen` (or, if `!reliable`, for at most `NAP`).
-    pub(crate) fn add(&self, slot: &Arc<Slot>, seen: u32, reliable: bool) {
+    /// word moves past `seen`, or for at most `recheck` if that is set: when the handle
+    /// skipped the sleeper's barrier (a racing waker may not move the word), or when
+    /// what it waits for can come without a wake.
+    pub(crate) fn add(&self, slot: &Arc<Slot>, seen: u32, recheck: Option<Duration>) {
         let mut state = self.inner.lock();
         slot.armed.store(true, Ordering::Release);
         state.armed.push(Entry {
             slot: slot.clone(),
             seen,
-            reliable,
+            recheck,
         });
         drop(state);
         self.inner.changed.notify_one();
@@ -203,18 +208,21 @@ fn run(inner: &Inner, word: &WakeWord) {
         if state.armed.is_empty() {
             continue;
         }
-        let reliable = state.armed.iter().all(|entry| entry.reliable);
+        let longest = state
+            .armed
+            .iter()
+            .filter_map(|entry| entry.recheck)
+            .fold(WATCH, Duration::min);
         drop(state);
-        platform::wait(&word.seq, now, if reliable { WATCH } else { NAP });
+        platform::wait(&word.seq, now, longest);
         state = inner.lock();
         if word.seq.load(Ordering::Acquire) == now {
             // Timed out or woken spuriously. A claim still set means a waker claimed
             // after the last sleeper announced but has not bumped the word: it died or
-            // stalled, so everyone re-checks. A handle without the barrier may have
-            // missed a commit; it re-checks after every `NAP` (its cost: a spurious
-            // readiness each time, see `Subscriber::as_fd`).
+            // stalled, so everyone re-checks. A handle that asked to re-check does so
+            // (a spurious readiness each time, see `Subscriber::as_fd`).
             let stale_claim = word.woken.load(Ordering::Relaxed) != 0;
-            fire(&mut state, word, |entry| stale_claim || !entry.reliable);
+            fire(&mut state, word, |entry| stale_claim || entry.recheck.is_some());
         }
     }
 }

@@ -168,7 +168,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
     pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
         shared.check_health()?;
-        let readiness = Readiness::new(Line::Messages, &shared.name)?;
+        let readiness = Readiness::new(Line::Messages, None, &shared.name)?;
         let slot = match slot {
             Some(index) => shared.claim_subscriber_slot_at(index)?,
             None => shared.claim_slot(
