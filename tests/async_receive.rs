@@ -280,3 +280,44 @@ fn async_receive_follows_the_subscriber_to_another_runtime() {
         Poll::Ready(Err(ReceiveError::NoRuntime))
     ));
 }
+
+/// A receive loop that always finds a message still lets the runtime's other tasks run
+/// (it spends tokio's co-operative budget, as tokio's own channels do).
+#[test]
+fn async_busy_receive_loop_lets_other_tasks_run() {
+    const MESSAGES: u64 = 5_000;
+    let name = unique_name("async-budget");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(1 << 20)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..MESSAGES {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    let others_ran = run(async {
+        let ticks = std::rc::Rc::new(std::cell::Cell::new(0u64));
+        let local = tokio::task::LocalSet::new();
+        let counter = ticks.clone();
+        local.spawn_local(async move {
+            loop {
+                counter.set(counter.get() + 1);
+                tokio::task::yield_now().await;
+            }
+        });
+        local
+            .run_until(async {
+                let mut checker = Checker::new(1);
+                let mut others_ran = 0;
+                while checker.next[0] < MESSAGES {
+                    let sample = subscriber.recv_async().await.unwrap();
+                    checker.check(sample.publisher_slot(), &sample);
+                    others_ran = ticks.get();
+                }
+                others_ran
+            })
+            .await
+    });
+    assert!(
+        others_ran > 0,
+        "the other task never ran while {MESSAGES} messages were received"
+    );
+}

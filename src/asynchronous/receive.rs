@@ -92,8 +92,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Asking for the descriptor puts the subscriber in watch mode, so the empty look
         // below re-arms the descriptor (see `Reactor::poll_readable`).
         let fd = self.as_raw_fd();
+        // tokio's co-operative budget, as its own channels spend it: a receive that always
+        // finds a message still yields to the scheduler now and then, so a busy channel
+        // starves neither the task's other branches (a `select!`'s timer) nor other tasks.
+        // Refused before looking, so nothing is consumed.
+        let budget = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         loop {
             if let Some(next) = self.next()? {
+                budget.made_progress();
                 return Poll::Ready(Ok(next));
             }
             // Ready: an edge since the last look (readiness now consumed); look again.

@@ -72,10 +72,16 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // below arms the descriptor (the argument in `Reactor::poll_readable`, with a
         // release of room for a commit).
         let fd = self.as_raw_fd();
+        // tokio's co-operative budget, as in `Subscriber::poll_next`: a publisher that
+        // never waits for room still yields now and then. Refused before writing.
+        let budget = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         loop {
             match offer(self) {
                 Err(PublishError::Backpressured) => {}
-                done => return Poll::Ready(done),
+                done => {
+                    budget.made_progress();
+                    return Poll::Ready(done);
+                }
             }
             if let Err(problem) = std::task::ready!(self.reactor.poll_readable(fd, cx)) {
                 return Poll::Ready(Err(problem.into()));
