@@ -23,6 +23,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The receive errors of `try_recv`, and [`ReceiveError::NoRuntime`],
     /// [`ReceiveError::RuntimeShutDown`] or [`ReceiveError::Reactor`] when it cannot wait.
     ///
+    /// # Panics
+    ///
+    /// tokio panics, as for its own IO types, if it must wait in a runtime built without
+    /// IO (no `enable_io`/`enable_all`); `#[tokio::main]` enables it.
+    ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
     /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};

@@ -23,6 +23,11 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// [`PublishError::NoRuntime`], [`PublishError::RuntimeShutDown`] or
     /// [`PublishError::Reactor`] when it cannot wait.
     ///
+    /// # Panics
+    ///
+    /// As [`Subscriber::poll_recv`](crate::Subscriber::poll_recv), in a runtime built
+    /// without IO.
+    ///
     /// ```
     /// # use salias::{Config, SaliasMessage};
     /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -55,6 +60,28 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// message too large for the channel is refused at once), and
     /// [`PublishError::NoRuntime`], [`PublishError::RuntimeShutDown`] or
     /// [`PublishError::Reactor`] when it cannot wait.
+    ///
+    /// # Panics
+    ///
+    /// As the typed `send_async`, in a runtime built without IO.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-send-async-{}", std::process::id());
+    /// use salias::PublishError;
+    /// # tokio::runtime::Builder::new_current_thread().enable_io().build()?.block_on(async {
+    /// let config = salias::Config::new(&name).max_message_size(64);
+    /// let channel = salias::RawFifoMpsc::create(&config)?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.send_async(b"hello").await?;
+    /// assert_eq!(&*subscriber.recv_async().await?, b"hello");
+    /// // Waiting would not help a message too large for the channel: refused at once.
+    /// let refused = publisher.send_async(&[0; 65]).await;
+    /// assert!(matches!(refused, Err(PublishError::MessageTooLarge { len: 65, .. })));
+    /// # Ok::<(), salias::Error>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub async fn send_async(&mut self, bytes: &[u8]) -> Result<(), PublishError> {
         std::future::poll_fn(|cx| self.poll_offer(cx, |publisher| publisher.offer(bytes))).await
     }
