@@ -120,7 +120,7 @@ impl Watcher {
         let thread = {
             let (inner, shared) = (inner.clone(), shared.clone());
             std::thread::Builder::new()
-                .name(format!("salias-watch-{}", shared.name))
+                .name("salias-watch".to_owned())
                 .stack_size(128 * 1024)
                 .spawn(move || run(&inner, line.word(&shared)))?
         };
