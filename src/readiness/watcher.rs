@@ -222,7 +222,9 @@ fn run(inner: &Inner, word: &WakeWord) {
             // stalled, so everyone re-checks. A handle that asked to re-check does so
             // (a spurious readiness each time, see `Subscriber::as_fd`).
             let stale_claim = word.woken.load(Ordering::Relaxed) != 0;
-            fire(&mut state, word, |entry| stale_claim || entry.recheck.is_some());
+            fire(&mut state, word, |entry| {
+                (stale_claim && entry.seen == now) || entry.recheck.is_some()
+            });
         }
     }
 }
