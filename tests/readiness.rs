@@ -186,6 +186,60 @@ fn an_epoll_loop_receives_every_burst_from_two_publishers() {
     }
 }
 
+/// Threads this process runs now (Linux: /proc/self/task).
+#[cfg(target_os = "linux")]
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// 64 watched subscribers of one fanout channel in one process share one watcher thread,
+/// and one publish from another process makes every descriptor readable. In a child, so
+/// that no other test's watcher is counted.
+#[cfg(target_os = "linux")]
+#[test]
+fn sixty_four_watched_subscribers_share_one_watcher() {
+    const TEST: &str = "sixty_four_watched_subscribers_share_one_watcher";
+    match role().as_deref() {
+        Some("publisher") => {
+            let channel = salias::FifoFanout::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            channel.publisher().unwrap().offer(&Sample::new(0, 7)).unwrap();
+        }
+        Some("watchers") => {
+            let name = unique_name("watch-64");
+            let config = Config::new(&name).subscribers(64);
+            let channel = salias::FifoFanout::<Sample>::create(&config).unwrap();
+            let before = threads();
+            let mut subscribers: Vec<_> = (0..64).map(|_| channel.subscriber().unwrap()).collect();
+            for subscriber in &mut subscribers {
+                assert!(!readable(subscriber, Duration::ZERO));
+                assert!(subscriber.try_recv().unwrap().is_none());
+            }
+            assert_eq!(
+                threads(),
+                before + 1,
+                "one watcher thread for the channel's 64 subscribers"
+            );
+            let publisher = spawn(TEST, "publisher", &[("NAME", name.clone())]);
+            for (at, subscriber) in subscribers.iter_mut().enumerate() {
+                assert!(readable(subscriber, ARRIVAL), "subscriber {at} was not woken");
+            }
+            wait_all(vec![("publisher", publisher)], ARRIVAL);
+            for subscriber in &mut subscribers {
+                assert_eq!(subscriber.try_recv().unwrap().unwrap().seq, 7);
+                assert!(subscriber.try_recv().unwrap().is_none());
+                assert!(!readable(subscriber, Duration::ZERO));
+            }
+            // The last subscriber stops and joins the watcher.
+            drop(subscribers);
+            assert_eq!(threads(), before, "the watcher outlived its subscribers");
+        }
+        _ => {
+            let child = spawn(TEST, "watchers", &[]);
+            wait_all(vec![("watchers", child)], Duration::from_secs(60));
+        }
+    }
+}
+
 /// Ticks (utime + stime) this process has run, from /proc/self/stat.
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
 fn cpu_ticks() -> u64 {

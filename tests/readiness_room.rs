@@ -138,4 +138,10 @@ fn a_blocking_send_is_woken_by_releases() {
         assert_eq!(subscriber.recv().unwrap().seq, seq);
     }
     sender.join().unwrap();
+    // The publisher, refused ~100 times and sleeping at once each time, was woken by a
+    // release at least once (this process's other tests wake no publisher here).
+    assert!(
+        salias::__private::room_wakes() > 0,
+        "the releases never woke the sleeping publisher"
+    );
 }

@@ -59,6 +59,9 @@ pub fn claim_wake<A: Word32>(wake: &WakeWords<A>) -> bool {
 /// Publisher that claimed the wake: moves the futex word past the `seen` of every sleeper
 /// that cleared the claim before it was taken.
 pub fn bump_wake<A: Word32>(wake: &WakeWords<A>) {
+    // SYNC POINT wake-bump (waker side): what the waker committed or released before
+    // its bump is visible to a readiness watcher that loads the moved word with Acquire
+    // (`readiness::watcher`), and through the descriptor it signals, to the handle.
     wake.seq.fetch_add(1, Ordering::Release);
 }
 

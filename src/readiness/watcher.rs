@@ -48,7 +48,10 @@ impl Line {
 pub(crate) struct Watchers([Mutex<Weak<Watcher>>; 2]);
 
 /// One handle's part: its descriptor and whether it is armed (a registered sleeper that
-/// the watcher has not yet signalled). `armed` changes only under the watcher's lock.
+/// the watcher has not yet signalled). `armed` changes only under the watcher's lock,
+/// which orders everything about it; the atomic only lets the handle skip the lock when
+/// it is not armed. Relaxed suffices for that: the handle set it itself, so by coherence
+/// it reads its own `true` or the watcher's later `false`, never an older value.
 pub(crate) struct Slot {
     pub(crate) fd: NotifyFd,
     armed: std::sync::atomic::AtomicBool,
@@ -64,7 +67,7 @@ impl Slot {
 
     /// Whether the handle may be armed; only `Watcher::is_armed` says for sure.
     pub(crate) fn maybe_armed(&self) -> bool {
-        self.armed.load(Ordering::Acquire)
+        self.armed.load(Ordering::Relaxed)
     }
 }
 
@@ -141,7 +144,7 @@ impl Watcher {
     /// what it waits for can come without a wake.
     pub(crate) fn add(&self, slot: &Arc<Slot>, seen: u32, recheck: Option<Duration>) {
         let mut state = self.inner.lock();
-        slot.armed.store(true, Ordering::Release);
+        slot.armed.store(true, Ordering::Relaxed);
         state.armed.push(Entry {
             slot: slot.clone(),
             seen,
@@ -165,7 +168,7 @@ impl Watcher {
         let mut state = self.inner.lock();
         if let Some(at) = state.armed.iter().position(|e| Arc::ptr_eq(&e.slot, slot)) {
             state.armed.swap_remove(at);
-            slot.armed.store(false, Ordering::Release);
+            slot.armed.store(false, Ordering::Relaxed);
             protocol::leave_sleep(self.line.word(&self.shared));
         }
     }
@@ -203,6 +206,7 @@ fn run(inner: &Inner, word: &WakeWord) {
             state = inner.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
             continue;
         }
+        // SYNC POINT wake-bump (watcher side): pairs with `protocol::bump_wake`.
         let now = word.seq.load(Ordering::Acquire);
         fire(&mut state, word, |entry| entry.seen != now);
         if state.armed.is_empty() {
@@ -216,13 +220,16 @@ fn run(inner: &Inner, word: &WakeWord) {
         drop(state);
         platform::wait(&word.seq, now, longest);
         state = inner.lock();
+        // SYNC POINT wake-bump (watcher side), as above.
         if word.seq.load(Ordering::Acquire) == now {
             // Timed out or woken spuriously. A claim still set means a waker claimed
             // after the last sleeper announced but has not bumped the word: it died or
             // stalled, so everyone re-checks. A handle that asked to re-check does so
             // (a spurious readiness each time, see `Subscriber::as_fd`).
             let stale_claim = word.woken.load(Ordering::Relaxed) != 0;
-            fire(&mut state, word, |entry| stale_claim || entry.recheck.is_some());
+            fire(&mut state, word, |entry| {
+                (stale_claim && entry.seen == now) || entry.recheck.is_some()
+            });
         }
     }
 }
@@ -235,7 +242,7 @@ fn fire(state: &mut State, word: &WakeWord, woken: impl Fn(&Entry) -> bool) {
             let entry = state.armed.swap_remove(at);
             protocol::leave_sleep(word);
             entry.slot.fd.signal();
-            entry.slot.armed.store(false, Ordering::Release);
+            entry.slot.armed.store(false, Ordering::Relaxed);
         } else {
             at += 1;
         }

@@ -13,12 +13,12 @@ use crate::protocol;
 ///
 /// Level-triggered: once a message is committed it stays readable until a receive
 /// (`try_recv`, `poll`, `recv`) finds nothing more, and becomes readable again at the
-/// next commit. The first call starts watching and arms; from then on every receive
-/// that finds nothing arms again: it drains the descriptor, registers as a sleeper as a parked `recv`
-/// does, runs the process-wide barrier (membarrier) and looks once more. Arming costs a
-/// few system calls and the barrier, once per time the subscriber runs dry; receiving
-/// while messages keep coming costs nothing extra. Publishers pay nothing while no
-/// subscriber is armed, and one wake (a futex call) per arm otherwise.
+/// next commit. The first call starts watching and arms; from then on every receive that
+/// finds nothing arms again: it drains the descriptor, registers as a sleeper as a
+/// parked `recv` does, runs the process-wide barrier (membarrier) and looks once more.
+/// Arming costs a few system calls and the barrier, once each time the subscriber runs
+/// dry; receiving while messages keep coming costs nothing extra. Publishers pay nothing
+/// while no subscriber is armed, and one wake (a futex call) per arm otherwise.
 ///
 /// One process-wide thread per channel (shared by every watched subscriber of that
 /// channel in the process) sleeps on the channel's wake word and signals the

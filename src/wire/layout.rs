@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! offset 0             Header            identity, geometry, owner (written once, then READY)
-//! HOT_OFFSET           Hot               global sequence, wake words for messages and room (each on its own line)
+//! HOT_OFFSET           Hot               global sequence, wake words: messages, room (a line each)
 //! publishers_offset     PublisherSlot × P  holder line + progress line per publisher ring
 //! subscribers_offset   SubscriberSlot × S
 //! cursors_offset       Cursor × (S · P)  subscriber s's read position in ring p at s·P + p
