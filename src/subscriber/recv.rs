@@ -14,7 +14,7 @@ use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Finds the next message, releasing room to publishers when there is none.
-    pub(super) fn next(&mut self) -> Result<Option<Next>, ReceiveError> {
+    pub(crate) fn next(&mut self) -> Result<Option<Next>, ReceiveError> {
         // Before reading: an inherited (fork) handle must not move its parent's cursors,
         // even where the fork hook could not replace the mapping.
         self.check_usable()?;
@@ -30,11 +30,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             let now = Instant::now();
             if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
                 self.last_health_check = Some(now);
-                if self.check_health()? {
-                    return self.find();
+                if self.check_health()?
+                    && let Some(next) = self.find()?
+                {
+                    return Ok(Some(next));
                 }
             }
         }
+        self.drained();
         Ok(None)
     }
 
@@ -161,6 +164,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         self.check_usable()?;
         self.release_all();
+        if count < max {
+            self.drained();
+        }
         Ok(count)
     }
 }
@@ -196,6 +202,9 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         }
         self.check_usable()?;
         self.release_all();
+        if count < max {
+            self.drained();
+        }
         Ok(count)
     }
 }

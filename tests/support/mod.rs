@@ -256,7 +256,7 @@ pub fn reported(reports: &[String], key: &str) -> u128 {
         .unwrap_or_else(|_| panic!("{key} {value} is not a number"))
 }
 
-/// The CPU time this process has used, user and system.
+/// The CPU time (user and system) this process has used so far.
 pub fn cpu_time() -> Duration {
     // SAFETY: `usage` is a writable rusage; getrusage fills it.
     let usage = unsafe {
