@@ -199,9 +199,6 @@ fn async_sixty_four_subscribers_await_in_one_runtime() {
     assert_eq!(received, vec![BURSTS * PER_BURST; SUBSCRIBERS as usize]);
 }
 
-/// The Linux layer: elsewhere an armed descriptor's watcher naps and re-checks (see the
-/// subscriber's `as_fd`), which costs a little CPU by design.
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
 #[test]
 fn async_idle_awaiting_subscriber_uses_no_cpu() {
     const TEST: &str = "async_idle_awaiting_subscriber_uses_no_cpu";

@@ -7,12 +7,17 @@
 mod readiness_support;
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(target_os = "linux")]
+use std::time::Instant;
 
 use readiness_support::{ARRIVAL, readable};
+#[cfg(target_os = "linux")]
 use rustix::event::{Timespec, epoll};
 use salias::{Config, FifoMpsc};
-use support::{Sample, arg, report, role, spawn, unique_name, wait_all};
+#[cfg(target_os = "linux")]
+use support::report;
+use support::{Sample, arg, role, spawn, unique_name, wait_all};
 
 /// In a child: connects to `NAME` and publishes `COUNT` samples, producer `PRODUCER`,
 /// from `FROM` on.
@@ -122,6 +127,7 @@ fn a_publish_in_the_same_process_wakes_the_descriptor() {
 /// Each publisher process sends `BURSTS` bursts of `BURST` messages into its own channel,
 /// idle `GAP` between bursts; one epoll loop watching both subscribers' descriptors
 /// receives every message, in order per publisher.
+#[cfg(target_os = "linux")]
 #[test]
 fn an_epoll_loop_receives_every_burst_from_two_publishers() {
     const TEST: &str = "an_epoll_loop_receives_every_burst_from_two_publishers";
@@ -241,7 +247,7 @@ fn sixty_four_watched_subscribers_share_one_watcher() {
 }
 
 /// Ticks (utime + stime) this process has run, from /proc/self/stat.
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
+#[cfg(target_os = "linux")]
 fn cpu_ticks() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
     // Fields after the command name, which is in parentheses and may hold spaces.
@@ -253,8 +259,8 @@ fn cpu_ticks() -> u64 {
 
 /// A watched subscriber whose loop waits a second with nothing published runs for a few
 /// clock ticks at most, where a spinning one runs for all of them, and its descriptor
-/// never turns readable. The Linux layer: elsewhere the watcher naps (see `as_fd`).
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
+/// never turns readable. Linux (the portable layer too), where /proc tells the ticks.
+#[cfg(target_os = "linux")]
 #[test]
 fn an_idle_watched_subscriber_uses_no_cpu() {
     const TEST: &str = "an_idle_watched_subscriber_uses_no_cpu";

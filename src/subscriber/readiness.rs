@@ -26,9 +26,9 @@ use crate::protocol;
 /// holds its descriptor from creation (an eventfd on Linux, a pipe on macOS), so that
 /// this method cannot fail.
 ///
-/// Where the kernel has no expedited membarrier (and on macOS until it sleeps on a
-/// futex-like word), the watcher cannot be sure a commit racing the arming wakes it, so
-/// it makes the descriptor readable every 200 µs while armed: the loop looks, finds
+/// Where a Linux kernel (or a seccomp policy) refuses expedited membarrier, the watcher
+/// cannot be sure a commit racing the arming wakes it, so it makes the descriptor
+/// readable every 200 µs while armed: the loop looks, finds
 /// nothing and arms again. Correct, but a watched idle subscriber then costs CPU. Should
 /// the thread not start (the process is out of threads), the descriptor is left readable
 /// and every empty receive tries again.
