@@ -10,6 +10,9 @@
 //! - `raw-single` / `raw-batch` with `--size N`: the same with raw frames of N bytes, as
 //!   the size sweep of `benches/ipc` sends them.
 //!
+//! `--ring BYTES` sets the ring of the 16-message workloads, to see with cachegrind
+//! (`--tool=cachegrind --cache-sim=yes`) what a ring larger than a cache costs per message.
+//!
 //! Compare two commits (or two workloads) by the difference between two round counts,
 //! which cancels the setup:
 //!
@@ -24,7 +27,7 @@
 //! (`rustix_use_libc`: rustix's raw auxv reader does not run under valgrind.)
 
 use clap::{Parser, ValueEnum};
-use salias::{Bytes, Config, FifoMpsc, OrderedMpsc, Publisher, RawFifoMpsc, SaliasMessage, Subscriber};
+use salias::{Bytes, Config, FifoMpsc, OrderedMpsc, Publisher, RawChannel, RawFifoMpsc, SaliasMessage, Subscriber};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
@@ -48,6 +51,9 @@ struct Cli {
     /// Payload bytes of the raw workloads.
     #[arg(long, default_value_t = 64)]
     size: usize,
+    /// Ring bytes of the 16-message workloads (default: the channel's default).
+    #[arg(long)]
+    ring: Option<usize>,
     /// Passed by `cargo bench`; changes nothing.
     #[arg(long, hide = true)]
     bench: bool,
@@ -67,12 +73,25 @@ fn main() {
     let name = format!("instructions-{}", std::process::id());
     let sum = match cli.workload {
         Workload::Pair => pair(&name, cli.rounds),
-        Workload::Single | Workload::Batch => typed(&name, cli.rounds, cli.workload == Workload::Batch),
-        Workload::RawSingle | Workload::RawBatch => {
-            raw(&name, cli.rounds, cli.size, cli.workload == Workload::RawBatch)
+        Workload::Single | Workload::Batch => {
+            typed(&config(&name, cli.ring), cli.rounds, cli.workload == Workload::Batch)
         }
+        Workload::RawSingle | Workload::RawBatch => raw(
+            config(&name, cli.ring).max_message_size(cli.size),
+            cli.rounds,
+            cli.size,
+            cli.workload == Workload::RawBatch,
+        ),
     };
     println!("{} rounds, checksum {sum}", cli.rounds);
+}
+
+fn config(name: &str, ring: Option<usize>) -> Config {
+    let config = Config::new(name);
+    match ring {
+        Some(bytes) => config.capacity(bytes),
+        None => config,
+    }
 }
 
 /// `offer` + `try_recv` on FIFO, then on Ordered; returns the sum of the sequence numbers.
@@ -95,8 +114,8 @@ fn pair(name: &str, rounds: u64) -> u64 {
 }
 
 /// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `poll`.
-fn typed(name: &str, rounds: u64, batched: bool) -> u64 {
-    let channel = FifoMpsc::<Tick>::create(&Config::new(name)).unwrap();
+fn typed(config: &Config, rounds: u64, batched: bool) -> u64 {
+    let channel = FifoMpsc::<Tick>::create(config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Tick>, Subscriber<Tick>) =
         (channel.publisher().unwrap(), channel.subscriber().unwrap());
     let mut batch = [Tick { seq: 0, words: [0; 7] }; BATCH];
@@ -123,8 +142,8 @@ fn typed(name: &str, rounds: u64, batched: bool) -> u64 {
 
 /// 16 raw frames of `size` bytes a round (the sequence number in their first bytes, as
 /// many as fit), by `offer`s or one `offer_batch`, received by one `poll`.
-fn raw(name: &str, rounds: u64, size: usize, batched: bool) -> u64 {
-    let channel = RawFifoMpsc::create(&Config::new(name).max_message_size(size)).unwrap();
+fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u64 {
+    let channel = RawFifoMpsc::create(&config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Bytes>, Subscriber<Bytes>) =
         (channel.publisher().unwrap(), channel.subscriber().unwrap());
     let mut frames = vec![vec![0u8; size]; BATCH];
