@@ -1,20 +1,33 @@
-//! A fixed hot-path workload for counting instructions with callgrind, which gives the
-//! same count for the same binary whatever else the machine is doing: `offer` + `try_recv`
-//! of one 64-byte message on a FifoMpsc and on an OrderedMpsc, `ROUNDS` times (first
-//! argument, default 200,000). Compare two commits by the difference between two round
-//! counts, which cancels the setup:
+//! Fixed hot-path workloads for counting instructions with callgrind, which gives the same
+//! count for the same binary whatever else the machine is doing. `ROUNDS` (first argument,
+//! default 200,000) rounds of one workload:
+//!
+//! - `pair` (the default, the figure the performance notes have tracked since the
+//!   hardening): `offer` + `try_recv` of one 64-byte message on a FifoMpsc and on an
+//!   OrderedMpsc;
+//! - `single` / `batch`: 16 typed 64-byte messages on a FifoMpsc, published by 16 `offer`s
+//!   or by one `offer_batch`, then received by one `poll`;
+//! - `raw-single` / `raw-batch` with `--size N`: the same with raw frames of N bytes, as
+//!   the size sweep of `benches/ipc` sends them.
+//!
+//! `--ring BYTES` sets the ring of the 16-message workloads, to see with cachegrind
+//! (`--tool=cachegrind --cache-sim=yes`) what a ring larger than a cache costs per message.
+//!
+//! Compare two commits (or two workloads) by the difference between two round counts,
+//! which cancels the setup:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg rustix_use_libc" cargo build --release --bench instructions
 //! for n in 100000 200000; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-//!     target/release/deps/instructions-* $n 2>&1 | grep Collected
+//!     target/release/deps/instructions-* $n --workload batch 2>&1 | grep Collected
 //! done
 //! ```
 //!
 //! (`rustix_use_libc`: rustix's raw auxv reader does not run under valgrind.)
 
-use salias::{Config, FifoMpsc, OrderedMpsc, SaliasMessage};
+use clap::{Parser, ValueEnum};
+use salias::{Bytes, Config, FifoMpsc, OrderedMpsc, Publisher, RawChannel, RawFifoMpsc, SaliasMessage, Subscriber};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
@@ -24,13 +37,68 @@ struct Tick {
     words: [u64; 7],
 }
 
+/// Messages per round of the batch workloads: the batch size `benches/ipc` measures.
+const BATCH: usize = 16;
+
+#[derive(Parser)]
+struct Cli {
+    /// Rounds of the workload.
+    #[arg(default_value_t = 200_000)]
+    rounds: u64,
+    /// What one round does.
+    #[arg(long, value_enum, default_value_t = Workload::Pair)]
+    workload: Workload,
+    /// Payload bytes of the raw workloads.
+    #[arg(long, default_value_t = 64)]
+    size: usize,
+    /// Ring bytes of the 16-message workloads (default: the channel's default).
+    #[arg(long)]
+    ring: Option<usize>,
+    /// Passed by `cargo bench`; changes nothing.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Workload {
+    Pair,
+    Single,
+    Batch,
+    RawSingle,
+    RawBatch,
+}
+
 fn main() {
-    let rounds: u64 = std::env::args()
-        .skip(1)
-        .find_map(|arg| arg.parse().ok())
-        .unwrap_or(200_000);
+    let cli = Cli::parse();
     let name = format!("instructions-{}", std::process::id());
-    let fifo = FifoMpsc::<Tick>::create(&Config::new(&name)).unwrap();
+    let sum = match cli.workload {
+        Workload::Pair => pair(&name, cli.rounds),
+        Workload::Single | Workload::Batch => {
+            typed(&config(&name, cli.ring), cli.rounds, cli.workload == Workload::Batch)
+        }
+        Workload::RawSingle | Workload::RawBatch => raw(
+            config(&name, cli.ring).max_message_size(cli.size),
+            cli.rounds,
+            cli.size,
+            cli.workload == Workload::RawBatch,
+        ),
+    };
+    println!("{} rounds, checksum {sum}", cli.rounds);
+}
+
+fn config(name: &str, ring: Option<usize>) -> Config {
+    let config = Config::new(name);
+    match ring {
+        Some(bytes) => config.capacity(bytes),
+        None => config,
+    }
+}
+
+/// `offer` + `try_recv` on FIFO, then on Ordered; returns the sum of the sequence numbers.
+/// Not inlined into `main`, so its loop compiles as it did when it was all of `main`.
+#[inline(never)]
+fn pair(name: &str, rounds: u64) -> u64 {
+    let fifo = FifoMpsc::<Tick>::create(&Config::new(name)).unwrap();
     let ordered = OrderedMpsc::<Tick>::create(&Config::new(format!("{name}-ordered"))).unwrap();
     let (mut fifo_publisher, mut fifo_subscriber) = (fifo.publisher().unwrap(), fifo.subscriber().unwrap());
     let (mut ordered_publisher, mut ordered_subscriber) = (ordered.publisher().unwrap(), ordered.subscriber().unwrap());
@@ -42,5 +110,65 @@ fn main() {
         sum += ordered_subscriber.try_recv().unwrap().unwrap().seq;
     }
     assert_eq!(sum, rounds * (rounds - 1));
-    println!("{rounds} rounds");
+    sum
+}
+
+/// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `poll`.
+fn typed(config: &Config, rounds: u64, batched: bool) -> u64 {
+    let channel = FifoMpsc::<Tick>::create(config).unwrap();
+    let (mut publisher, mut subscriber): (Publisher<Tick>, Subscriber<Tick>) =
+        (channel.publisher().unwrap(), channel.subscriber().unwrap());
+    let mut batch = [Tick { seq: 0, words: [0; 7] }; BATCH];
+    let mut sum = 0u64;
+    for round in 0..rounds {
+        for (i, tick) in batch.iter_mut().enumerate() {
+            let seq = round * BATCH as u64 + i as u64;
+            *tick = Tick { seq, words: [seq; 7] };
+        }
+        if batched {
+            assert_eq!(publisher.offer_batch(&batch).unwrap(), BATCH);
+        } else {
+            for tick in &batch {
+                publisher.offer(tick).unwrap();
+            }
+        }
+        let polled = subscriber.poll(BATCH, |_, tick| sum += tick.seq).unwrap();
+        assert_eq!(polled, BATCH);
+    }
+    let messages = rounds * BATCH as u64;
+    assert_eq!(sum, messages * (messages - 1) / 2);
+    sum
+}
+
+/// 16 raw frames of `size` bytes a round (the sequence number in their first bytes, as
+/// many as fit), by `offer`s or one `offer_batch`, received by one `poll`.
+fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u64 {
+    let channel = RawFifoMpsc::create(&config).unwrap();
+    let (mut publisher, mut subscriber): (Publisher<Bytes>, Subscriber<Bytes>) =
+        (channel.publisher().unwrap(), channel.subscriber().unwrap());
+    let mut frames = vec![vec![0u8; size]; BATCH];
+    let head = size.min(8);
+    let mut sum = 0u64;
+    for round in 0..rounds {
+        for (i, frame) in frames.iter_mut().enumerate() {
+            let seq = round * BATCH as u64 + i as u64;
+            frame[..head].copy_from_slice(&seq.to_le_bytes()[..head]);
+        }
+        if batched {
+            assert_eq!(publisher.offer_batch(&frames).unwrap(), BATCH);
+        } else {
+            for frame in &frames {
+                publisher.offer(frame).unwrap();
+            }
+        }
+        let polled = subscriber
+            .poll(BATCH, |_, frame| {
+                let mut seq = [0u8; 8];
+                seq[..head].copy_from_slice(&frame[..head]);
+                sum = sum.wrapping_add(u64::from_le_bytes(seq));
+            })
+            .unwrap();
+        assert_eq!(polled, BATCH);
+    }
+    sum
 }

@@ -46,6 +46,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         self.check_len(bytes.len())?;
         self.publish(
             1,
+            Frame::<Bytes, M>::len(bytes.len()) as u64,
             |_| bytes.len(),
             |_, payload| {
                 // SAFETY: the reserved payload area holds `bytes.len()` bytes.
@@ -61,28 +62,41 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         if messages.is_empty() {
             return Ok(0);
         }
-        for message in messages {
-            self.check_len(message.as_ref().len())?;
+        // One pass checks every length (any too large publishes nothing) and adds up the
+        // frames that fit the cached limit; only if some do not is the limit refreshed.
+        let (mut count, mut frames) = (0, 0u64);
+        let room = self.hot.limit.saturating_sub(self.hot.tail);
+        for (i, message) in messages.iter().enumerate() {
+            let len = message.as_ref().len();
+            self.check_len(len)?;
+            let frame = Frame::<Bytes, M>::len(len) as u64;
+            if count == i && frames + frame <= room {
+                (count, frames) = (count + 1, frames + frame);
+            }
         }
-        let fitting = |room: u64| {
-            let mut used = 0;
-            messages
-                .iter()
-                .take_while(|m| {
-                    used += Frame::<Bytes, M>::len(m.as_ref().len()) as u64;
-                    used <= room
-                })
-                .count()
-        };
-        let mut count = fitting(self.hot.limit.saturating_sub(self.hot.tail));
         if count < messages.len() {
             self.refresh_limit()?;
-            count = fitting(self.hot.limit.saturating_sub(self.hot.tail));
+            // Counted again from the first: a fanout subscriber that joined since may
+            // have lowered the limit.
+            let room = self.hot.limit.saturating_sub(self.hot.tail);
+            (count, frames) = (0, 0);
+            for message in messages {
+                let frame = Frame::<Bytes, M>::len(message.as_ref().len()) as u64;
+                if frames + frame > room {
+                    break;
+                }
+                (count, frames) = (count + 1, frames + frame);
+            }
         }
-        // When none fit, publishing one reports the backpressure.
-        let count = count.max(1);
+        if count == 0 {
+            // None fit: publishing one reports the backpressure.
+            (count, frames) = (1, Frame::<Bytes, M>::len(messages[0].as_ref().len()) as u64);
+        }
+        // Sliced to what is published, so indexing it inside the loop needs no bounds check.
+        let messages = &messages[..count];
         self.publish(
-            count,
+            messages.len(),
+            frames,
             |i| messages[i].as_ref().len(),
             |i, payload| {
                 let bytes = messages[i].as_ref();

@@ -39,6 +39,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     pub fn offer(&mut self, message: &T) -> Result<(), PublishError> {
         self.publish(
             1,
+            Frame::<T, M>::len(size_of::<T>()) as u64,
             |_| size_of::<T>(),
             |_, payload| {
                 // `as_bytes` (zerocopy's `IntoBytes`: no padding) views the message as its
@@ -74,12 +75,14 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
         if messages.is_empty() {
             return Ok(0);
         }
+        let frame = Frame::<T, M>::len(size_of::<T>()) as u64;
         // When none fit, publishing one reports the backpressure.
-        let count = self
-            .room_for(Frame::<T, M>::len(size_of::<T>()) as u64, messages.len())?
-            .max(1);
+        let count = self.room_for(frame, messages.len())?.max(1);
+        // Sliced to what is published, so indexing it inside the loop needs no bounds check.
+        let messages = &messages[..count];
         self.publish(
-            count,
+            messages.len(),
+            frame * messages.len() as u64,
             |_| size_of::<T>(),
             |i, payload| {
                 let bytes = messages[i].as_bytes();

@@ -80,22 +80,29 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// Publishes frames of `len(i)` payload bytes written by `write(i, payload)`, for
     /// `i < count`, as one batch: one reservation, one sequence range, one progress update.
+    /// `frames` is the bytes the `count` frames occupy (the sum of `Frame::len(len(i))`),
+    /// which every caller already knows.
     #[inline(always)]
     pub(super) fn publish(
         &mut self,
         count: usize,
+        frames: u64,
         len: impl Fn(usize) -> usize,
         mut write: impl FnMut(usize, *mut u8),
     ) -> Result<(), PublishError> {
-        let frames: u64 = (0..count).map(|i| Frame::<T, M>::len(len(i)) as u64).sum();
         let start = self.reserve(frames)?;
         let first = self.take_sequence(count as u64);
+        // The ring's base and mask in locals: the frame writes go through raw pointers the
+        // compiler cannot tell apart from `self`, so it would reload both for every frame.
+        let (ring, mask) = (self.ring.as_ptr(), self.mask);
+        // The same address as `Self::frame_at` (which argues why it lies in the ring).
+        let frame_at = |pos: u64| ring.wrapping_add((pos & mask) as usize);
         // Write every frame first and commit them all after, in order: the commits then
         // land back to back on lines this core already owns, so a subscriber polling the
         // next commit word does not pull lines away while they are still being written.
         let mut pos = start;
         for i in 0..count {
-            let at = self.frame_at(pos);
+            let at = frame_at(pos);
             // SAFETY: the payload starts HEADER bytes into a frame inside the reservation.
             write(i, unsafe { at.add(Frame::<T, M>::HEADER) });
             // Wrapping: a hostile peer may have set the shared counter anywhere.
@@ -103,10 +110,11 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             unsafe { frame::write_header::<M>(at, len(i), first.wrapping_add(i as u64)) };
             pos += Frame::<T, M>::len(len(i)) as u64;
         }
+        debug_assert_eq!(pos - start, frames, "the caller's frame bytes");
         let mut pos = start;
         for i in 0..count {
             // SAFETY: each frame of the reservation, written in the loop above.
-            unsafe { Self::commit_at(self.frame_at(pos), pos) };
+            unsafe { Self::commit_at(frame_at(pos), pos) };
             pos += Frame::<T, M>::len(len(i)) as u64;
         }
         self.hot.tail = pos;
