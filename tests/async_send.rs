@@ -104,8 +104,21 @@ fn async_busy_subscriber_wakes_a_waiting_publisher_once_per_wait() {
             report(format!("refused {refused}"));
         }
         Some("subscriber") => {
-            let channel = FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+            let name = arg::<String>("NAME");
+            let channel = FifoMpsc::<Sample>::connect(&name).unwrap();
             let mut subscriber = channel.subscriber().unwrap();
+            if arg::<bool>("WAIT_FULL") {
+                // Start draining only once the publisher waits, so the test always covers
+                // a publisher that waits, however the two processes are scheduled.
+                while salias::channel_status(&name)
+                    .unwrap()
+                    .publishers
+                    .iter()
+                    .all(|p| p.backpressured == 0)
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
             let mut checker = Checker::new(1);
             let mut releases = 0u64;
             while checker.next[0] < MESSAGES {
@@ -123,7 +136,7 @@ fn async_busy_subscriber_wakes_a_waiting_publisher_once_per_wait() {
             for (capacity, roomy) in [(4096, false), (4 << 20, true)] {
                 let name = unique_name("async-room-wakes");
                 let _channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(capacity)).unwrap();
-                let reports = subscriber_and_publisher(TEST, &[("NAME", name)]);
+                let reports = subscriber_and_publisher(TEST, &[("NAME", name), ("WAIT_FULL", (!roomy).to_string())]);
                 let (wakes, releases): (u64, u64) = (
                     reported(&reports[0][0], "wakes "),
                     reported(&reports[0][1], "releases "),
