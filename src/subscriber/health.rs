@@ -90,16 +90,17 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// no view into memory a publisher may be overwriting is handed out.
     #[inline(always)]
     pub(super) fn check_tether(&mut self) -> Result<(), ReceiveError> {
-        if self.tether || self.demoted {
+        if K::FANOUT && self.tether {
             return self.check_demoted();
         }
         Ok(())
     }
 
     #[cold]
+    #[inline(never)]
     fn check_demoted(&mut self) -> Result<(), ReceiveError> {
         let kind = self.shared.subscriber_slot(self.slot).flow.kind.load(Ordering::Relaxed);
-        if self.tether && kind != SUBSCRIBER_TETHERED {
+        if !self.demoted && kind != SUBSCRIBER_TETHERED {
             // Stop holding the other publishers back too.
             self.untether();
             self.demoted = true;

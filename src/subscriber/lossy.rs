@@ -358,7 +358,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         );
         self.untether();
         self.lossy = true;
-        if !M::ORDERED && self.readers.iter().any(|reader| reader.mark.is_none()) {
+        if !M::ORDERED && self.counts.iter().any(|count| count.mark.is_none()) {
             self.count_from_marks()?;
         }
         Ok(LossySubscriber::wrap(self))

@@ -52,10 +52,15 @@ struct Reader {
     /// `CURSOR_UNTETHERED` once this subscriber is lossy (stored with every release, so no
     /// publisher waits for it), 0 while tethered.
     untethered: u64,
-    /// FIFO fanout, once known: a position this reader passed and how many messages lie
-    /// before it in the ring, from which a lossy subscriber counts what it missed.
+}
+
+/// FIFO fanout: what a ring's messages are counted from, so a lossy subscriber knows
+/// exactly how many it missed. Kept apart from `Reader`, which every receive touches.
+#[derive(Clone, Copy, Default)]
+struct RingCount {
+    /// Once known: a position the reader passed and how many messages lie before it.
     mark: Option<(u64, u64)>,
-    /// Raw FIFO fanout: frames moved past since `mark` (typed frames count by position).
+    /// Raw frames moved past since `mark` (typed frames count by position).
     frames: u64,
 }
 
@@ -136,6 +141,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
     readers: Box<[Reader]>,
+    /// FIFO fanout: one per reader (`RingCount`).
+    counts: Box<[RingCount]>,
     mask: u64,
     max_len: usize,
     fixed_len: Option<usize>,
@@ -163,7 +170,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     fault: FaultRecord,
     /// Fanout: reads as a lossy subscriber (copies, validated against overwrites).
     lossy: bool,
-    /// Fanout, tethered, on a channel with a tether timeout: a publisher may demote it.
+    /// Fanout, joined tethered on a channel with a tether timeout: a publisher may demote
+    /// it, so every receive looks whether one did (stays set once demoted).
     tether: bool,
     /// A publisher demoted it: borrowing receives refuse (`ReceiveError::Demoted`).
     demoted: bool,
@@ -195,6 +203,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let mut subscriber = Subscriber {
             slot,
             readers: Box::default(),
+            counts: Box::default(),
             mask: shared.capacity as u64 - 1,
             max_len: shared.max_message_len,
             fixed_len: shared.fixed_len,
@@ -294,11 +303,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 // SAFETY: as above.
                 cursor: unsafe { ShmPtr::new(&**shared.cursor(self.slot, ring)) },
                 untethered: if self.lossy { CURSOR_UNTETHERED } else { 0 },
-                mark: None,
-                frames: 0,
             });
         }
         self.readers = readers.into_boxed_slice();
+        self.counts = vec![RingCount::default(); rings].into_boxed_slice();
         if !M::ORDERED && (self.lossy || self.tether) {
             // What it may miss one day is counted from here.
             self.count_from_marks()?;

@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::health::publisher_view;
-use super::{Next, Subscriber};
+use super::{Next, RingCount, Subscriber};
 use crate::error::{Error, Result};
 use crate::handle_error::ReceiveError;
 use crate::kind::{Fanout, Mode, Topology};
@@ -69,11 +69,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     /// FIFO: how many messages lie before the head of `ring`, from its mark.
     fn count_at(&self, ring: usize) -> Option<u64> {
-        let reader = &self.readers[ring];
-        let (position, count) = reader.mark?;
+        let (position, count) = self.counts[ring].mark?;
         let frames = match self.fixed_len {
-            Some(fixed) => (reader.head - position) / Frame::<T, M>::len(fixed) as u64,
-            None => reader.frames,
+            Some(fixed) => (self.readers[ring].head - position) / Frame::<T, M>::len(fixed) as u64,
+            None => self.counts[ring].frames,
         };
         Some(count + frames)
     }
@@ -96,9 +95,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                     "ring {ring}'s publisher kept rewriting its restart mark while a lossy subscriber counted from it"
                 )));
             };
-            let reader = &mut self.readers[ring];
-            reader.mark = Some((reader.head, count));
-            reader.frames = 0;
+            self.counts[ring] = RingCount {
+                mark: Some((self.readers[ring].head, count)),
+                frames: 0,
+            };
         }
         Ok(())
     }
@@ -212,10 +212,11 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
             Some(before) => count.saturating_sub(before),
             None => 0,
         };
-        let reader = &mut self.readers[ring];
-        reader.head = position;
-        reader.mark = Some((position, count));
-        reader.frames = 0;
+        self.readers[ring].head = position;
+        self.counts[ring] = RingCount {
+            mark: Some((position, count)),
+            frames: 0,
+        };
         self.store_cursor(ring);
         Some(Skipped {
             ring,

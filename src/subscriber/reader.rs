@@ -161,12 +161,19 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         reader.head += Frame::<T, M>::len(len) as u64;
         if K::FANOUT && !M::ORDERED && T::FIXED_LEN.is_none() {
             // Variable-size frames: what a lossy subscriber missed is counted from here.
-            reader.frames += 1;
+            self.counts[ring].frames += 1;
         }
         if reader.head - reader.released >= self.release_every {
-            self.save_resume_point();
-            self.store_cursor(ring);
+            self.release_batch(ring);
         }
+    }
+
+    /// Every quarter window: publishes the head of `ring`. Out of line, so that the view's
+    /// drop, which moves the head, stays small enough to inline.
+    #[inline(never)]
+    fn release_batch(&mut self, ring: usize) {
+        self.save_resume_point();
+        self.store_cursor(ring);
     }
 
     /// Ordered Mpsc: saves the next sequence number before any cursor moves past what it
@@ -186,29 +193,35 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.resume.get()
     }
 
-    /// Publishes the head of `ring` as its cursor. A tethered subscriber a publisher may
-    /// demote releases only if it was not demoted meanwhile; if it was, it stops holding
-    /// every publisher back.
+    /// Publishes the head of `ring` as its cursor.
     #[inline(always)]
     pub(super) fn store_cursor(&mut self, ring: usize) {
-        let reader = &mut self.readers[ring];
-        if self.tether
-            && reader.untethered == 0
-            && !protocol::release_unless_demoted(reader.cursor.get(), reader.released, reader.head)
-        {
-            self.untether();
-            self.demoted = true;
-            return;
+        if K::FANOUT && self.tether && self.readers[ring].untethered == 0 {
+            return self.release_tethered(ring);
         }
+        let reader = &mut self.readers[ring];
         protocol::release(reader.cursor.get(), reader.head | reader.untethered);
         reader.released = reader.head;
+    }
+
+    /// A tethered subscriber a publisher may demote releases only if it was not demoted
+    /// meanwhile; if it was, it stops holding every publisher back. Out of line: it runs
+    /// once per batch, and only on channels with a tether timeout.
+    #[inline(never)]
+    fn release_tethered(&mut self, ring: usize) {
+        let reader = &mut self.readers[ring];
+        if protocol::release_unless_demoted(reader.cursor.get(), reader.released, reader.head) {
+            reader.released = reader.head;
+        } else {
+            self.untether();
+            self.demoted = true;
+        }
     }
 
     /// Demoted (or turned lossy): marks every cursor untethered, so no publisher waits for
     /// this subscriber any more.
     #[cold]
     pub(super) fn untether(&mut self) {
-        self.tether = false;
         for reader in self.readers.iter_mut() {
             reader.untethered = CURSOR_UNTETHERED;
             protocol::release(reader.cursor.get(), reader.head | CURSOR_UNTETHERED);
