@@ -73,8 +73,8 @@ pub enum PublishError {
     Inherited,
 }
 
-/// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`). `Copy` and one
-/// byte; `Display` says what was wrong and what to do.
+/// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`). `Copy` and at most
+/// 12 bytes; `Display` says what was wrong and what to do.
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
@@ -118,7 +118,7 @@ pub enum ReceiveError {
     },
 }
 
-const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 16);
+const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 12);
 
 const CORRUPT: &str = "the channel holds data that breaks the salias protocol: a peer process crashed mid-write, is buggy, or is hostile; `fault()` on this handle says what was found and where";
 const TRUNCATED: &str = "another process truncated the channel's shared memory while it was mapped here; what was in it is gone, so recreate the channel and find out which process shrank it";
