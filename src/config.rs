@@ -328,31 +328,6 @@ impl<C: ChannelSettings> Config<C> {
         self
     }
 
-    /// The tether timeout in nanoseconds as the control block keeps it (0: never), or why
-    /// it cannot be kept.
-    pub(crate) fn tether_timeout_ns(&self, fanout: bool) -> Result<u64> {
-        let Some(timeout) = self.tether_timeout else {
-            return Ok(0);
-        };
-        if !fanout {
-            return Err(Error::config(
-                "tether_timeout",
-                "an Mpsc channel's one subscriber is always tethered and never demoted; drop the setting, or create a Fanout channel",
-            ));
-        }
-        match u64::try_from(timeout.as_nanos()) {
-            Ok(0) => Err(Error::config(
-                "tether_timeout",
-                "it is 0, which would demote a subscriber at the first refused offer; give a positive duration, or omit it to never demote",
-            )),
-            Ok(ns) => Ok(ns),
-            Err(_) => Err(Error::config(
-                "tether_timeout",
-                format!("{timeout:?} is longer than 584 years; omit the setting to never demote"),
-            )),
-        }
-    }
-
     /// The huge page directory in effect for this config.
     pub(crate) fn hugetlbfs_path(&self) -> PathBuf {
         self.hugetlbfs_dir
