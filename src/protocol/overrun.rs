@@ -94,6 +94,9 @@ pub fn release_unless_demoted<W: Word>(cursor: &W, released: u64, head: u64) -> 
 /// finds its release refused (`release_unless_demoted`). Returns whether this call changed
 /// the slot's kind (it may already be lossy or demoted).
 pub fn demote<W: Word>(kind: &W, cursor: &W) -> bool {
+    // Relaxed throughout: a demotion publishes no data. What it changes is the value
+    // itself (publishers skip the cursor; the subscriber sees its kind or a refused
+    // release), and the compare-exchanges keep it from being lost to a concurrent store.
     let changed = kind
         .compare_exchange(
             SUBSCRIBER_TETHERED,
