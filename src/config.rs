@@ -3,6 +3,7 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::{Error, NameProblem, Result};
 use crate::message::{Bytes, Payload};
@@ -97,6 +98,7 @@ pub struct Config<C: ChannelSettings = AnyChannel> {
     pub(crate) publication_window: Option<usize>,
     pub(crate) permissions: u32,
     pub(crate) keep: bool,
+    pub(crate) tether_timeout: Option<Duration>,
     _channels: PhantomData<fn() -> C>,
 }
 
@@ -175,6 +177,7 @@ impl Config {
             publication_window: None,
             permissions: 0o600,
             keep: false,
+            tether_timeout: None,
             _channels: PhantomData,
         }
     }
@@ -252,6 +255,7 @@ impl<C: ChannelSettings> Config<C> {
             publication_window: self.publication_window,
             permissions: self.permissions,
             keep: self.keep,
+            tether_timeout: self.tether_timeout,
             _channels: PhantomData,
         }
     }
@@ -301,6 +305,26 @@ impl<C: ChannelSettings> Config<C> {
     /// Remove it later with [`remove`](crate::remove).
     pub fn keep_on_drop(mut self, keep: bool) -> Self {
         self.keep = keep;
+        self
+    }
+
+    /// Fanout only: a publisher held back by one tethered subscriber for longer than
+    /// `timeout` demotes it to lossy, so a stuck consumer cannot stall the feed forever.
+    /// The demoted subscriber's next receive returns
+    /// [`ReceiveError::Demoted`](crate::ReceiveError::Demoted); it goes on as a
+    /// [`LossySubscriber`](crate::LossySubscriber). Off by default: tethered subscribers
+    /// then hold publishers back for as long as they live. `create` refuses it for Mpsc
+    /// channels and a zero timeout.
+    ///
+    /// ```
+    /// # let name = format!("doc-tether-timeout-{}", std::process::id());
+    /// use std::time::Duration;
+    /// let config = salias::Config::new(&name).tether_timeout(Duration::from_millis(50));
+    /// let _feed = salias::RawFifoFanout::create(&config)?;
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn tether_timeout(mut self, timeout: Duration) -> Self {
+        self.tether_timeout = Some(timeout);
         self
     }
 

@@ -81,7 +81,8 @@ pub enum PublishError {
 }
 
 /// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`, and with the `tokio`
-/// feature `recv_async`, `poll_recv`). `Copy` and one byte; `Display` says what was wrong and what to do.
+/// feature `recv_async`, `poll_recv`). `Copy` and at most 12 bytes; `Display` says what
+/// was wrong and what to do.
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
@@ -117,13 +118,27 @@ pub enum ReceiveError {
     /// tokio's reactor refused to watch the handle's readiness descriptor (the `tokio`
     /// feature): epoll's watch limit or memory ran out.
     Reactor,
+    /// A publisher demoted this tethered subscriber to lossy: it held the publisher back for
+    /// longer than the channel's `tether_timeout`. Messages it had not released may be
+    /// overwritten, so it hands out no more borrowed views; go on with
+    /// [`Subscriber::into_lossy`](crate::Subscriber::into_lossy).
+    Demoted,
+    /// A raw lossy receive found a message longer than the caller's buffer; nothing was
+    /// received. Call again with a buffer of the channel's `max_message_size`.
+    BufferTooSmall {
+        /// The message length in bytes.
+        len: u32,
+        /// The buffer's length in bytes (at most `u32::MAX` shown).
+        buffer: u32,
+    },
 }
 
-const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 16);
+const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 12);
 
 const CORRUPT: &str = "the channel holds data that breaks the salias protocol: a peer process crashed mid-write, is buggy, or is hostile; `fault()` on this handle says what was found and where";
 const TRUNCATED: &str = "another process truncated the channel's shared memory while it was mapped here; what was in it is gone, so recreate the channel and find out which process shrank it";
 const INHERITED: &str = "this handle was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again";
+const DEMOTED: &str = "a publisher demoted this subscriber to lossy: it held the publisher back for longer than the channel's tether_timeout, so messages it has not released may be overwritten and it hands out no more borrowed views; call `into_lossy()` and go on receiving copies, with every loss counted (or raise tether_timeout)";
 const TIMED_OUT: &str = "the blocking call timed out before it could complete";
 const NO_RUNTIME: &str = "the async call was polled outside a tokio runtime: await it in a task of a runtime built with IO enabled (`#[tokio::main]`, or `Builder::enable_io`)";
 const RUNTIME_SHUT_DOWN: &str = "the tokio runtime this handle was waiting in is shutting down; nothing was received or written: await the call again in a running runtime";
@@ -161,7 +176,7 @@ impl fmt::Display for PublishError {
 
 impl fmt::Display for ReceiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.write_str(match *self {
             ReceiveError::TimedOut => TIMED_OUT,
             ReceiveError::Corrupt => CORRUPT,
             ReceiveError::Truncated => TRUNCATED,
@@ -169,6 +184,13 @@ impl fmt::Display for ReceiveError {
             ReceiveError::NoRuntime => NO_RUNTIME,
             ReceiveError::RuntimeShutDown => RUNTIME_SHUT_DOWN,
             ReceiveError::Reactor => REACTOR,
+            ReceiveError::Demoted => DEMOTED,
+            ReceiveError::BufferTooSmall { len, buffer } => {
+                return write!(
+                    f,
+                    "the next message is {len} bytes, longer than the {buffer}-byte buffer given; nothing was received: pass a buffer of the channel's max_message_size"
+                );
+            }
         })
     }
 }

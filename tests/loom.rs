@@ -1,6 +1,7 @@
 //! Loom models of the publish/consume protocol, the fanout write limit and join, the
-//! ordered merge with gap detection, the sleep/wake handshake, and a publisher slot
-//! changing hands (released, or taken over from a dead holder whose tail is recovered).
+//! ordered merge with gap detection, the sleep/wake handshake, a publisher slot
+//! changing hands (released, or taken over from a dead holder whose tail is recovered),
+//! and a lossy subscriber's overrun detection (a reader racing a writer that laps it).
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
 //! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
@@ -19,7 +20,9 @@
 //! clearing the wake claim before reading the futex word, or not clearing it, or a
 //! publisher looking for sleepers without its fence (a lost wake-up); the slot release
 //! made Relaxed (a successor starts on its predecessor's frames), or a take-over that
-//! ignores a live holder (two publishers in one ring).
+//! ignores a live holder (two publishers in one ring); a lossy reader that skips the
+//! frontier re-check after its copy, or a publisher without its fence after storing the
+//! frontier (a torn copy accepted).
 //!
 //! The wake models run the fences that run in the channel where loom can express them:
 //! a publisher outside the sleepers' barrier runs its real `full_fence`; a sleeper's
@@ -38,7 +41,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use loom::thread;
 
-use salias::protocol::{self, Head, PublisherView, RingHeads, SequenceWords, WakeWords};
+use salias::protocol::{self, Head, OverwriteWords, PublisherView, RingHeads, SequenceWords, WakeWords};
 
 const PENDING_NONE: u64 = u64::MAX;
 const CURSOR_IDLE: u64 = u64::MAX;
@@ -810,5 +813,82 @@ fn a_dead_publishers_successor_recovers_the_tail_it_did_not_report() {
         }
         write_frame(&ring, tail, 12);
         first.join().unwrap();
+    });
+}
+
+/// A ring a lossy subscriber reads: payload words are atomics (the reader copies them
+/// while the publisher may be overwriting them, as the channel's volatile copy does), and
+/// the ring's overwrite words.
+struct LossyRing {
+    commits: Vec<AtomicU64>,
+    words: Vec<[AtomicU64; 2]>,
+    overwrite: OverwriteWords<AtomicU64>,
+}
+
+/// What message `pos` holds, in two words: a copy torn between two laps has a mismatch.
+fn message_words(pos: u64) -> [u64; 2] {
+    [pos, !pos.rotate_left(17)]
+}
+
+/// A publisher that never waits laps a lossy subscriber in a ring of two frames. The
+/// subscriber copies each frame out and keeps it only if the frontier it re-reads after
+/// the copy says it was not overwritten; when overrun, it restarts at the publisher's
+/// mark, whose message count equals its position here (one message per frame). It never
+/// accepts a torn copy, never goes backwards, and counts exactly what it skipped. Removing
+/// the frontier re-check (or the publisher's fence after storing the frontier) makes
+/// loom find a torn copy that is accepted.
+#[test]
+fn a_lossy_reader_never_accepts_a_frame_its_publisher_overwrote() {
+    const CAPACITY: u64 = 2;
+    const FRAMES: u64 = 4;
+    check(|| {
+        let ring = Arc::new(LossyRing {
+            commits: (0..CAPACITY).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..CAPACITY).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect(),
+            overwrite: OverwriteWords::default(),
+        });
+        let publisher = {
+            let ring = ring.clone();
+            thread::spawn(move || {
+                let mut limit = 0;
+                for pos in 0..FRAMES {
+                    if pos >= limit {
+                        // No tethered subscriber: the limit is a ring past the tail.
+                        limit = pos + CAPACITY;
+                        protocol::advance_frontier(&ring.overwrite, limit, pos, pos);
+                    }
+                    let slot = (pos % CAPACITY) as usize;
+                    for (word, value) in ring.words[slot].iter().zip(message_words(pos)) {
+                        word.store(value, Ordering::Relaxed);
+                    }
+                    protocol::commit_frame(&ring.commits[slot], pos);
+                }
+            })
+        };
+        let (mut head, mut received, mut missed) = (0, 0, 0);
+        for _ in 0..3 {
+            let slot = (head % CAPACITY) as usize;
+            let committed = protocol::is_committed(&ring.commits[slot], head);
+            let copy = [0, 1].map(|word| ring.words[slot][word].load(Ordering::Relaxed));
+            if protocol::overwritten(&ring.overwrite.frontier, head, CAPACITY) {
+                if let Some((mark, count)) = protocol::read_mark(&ring.overwrite)
+                    && mark > head
+                {
+                    assert_eq!(count, mark, "the mark counts the messages before it");
+                    missed += mark - head;
+                    head = mark;
+                }
+                continue;
+            }
+            if !committed {
+                thread::yield_now();
+                continue;
+            }
+            assert_eq!(copy, message_words(head), "a torn copy was accepted");
+            received += 1;
+            head += 1;
+        }
+        assert_eq!(received + missed, head, "every position received or counted missed");
+        publisher.join().unwrap();
     });
 }

@@ -3,8 +3,9 @@
 //! Run: `cargo bench --bench ipc` (every ring size, 5 rounds), or add `-- --quick` (1 MiB
 //! rings, 3 rounds, about a minute) or `-- --smoke` (seconds; checks the harness, its
 //! figures mean nothing); `-- --only throughput`, `-- --only sizes` (raw frames of 8 B to
-//! 4 KiB), `-- --only stress` (4 and 8 publishers into 64 KiB rings) or
-//! `-- --only latency`. `-- --help` lists the flags.
+//! 4 KiB), `-- --only stress` (4 and 8 publishers into 64 KiB rings), `-- --only lossy`
+//! (a tethered subscriber with and without a sleeping lossy one beside it, and a lossy one
+//! keeping up) or `-- --only latency`. `-- --help` lists the flags.
 //!
 //! - Every publisher and subscriber is a separate process: this binary re-executes itself
 //!   with a role (`roles.rs`), pinned to a named core (recorded with every figure).
@@ -22,6 +23,7 @@
 //!   measured the same way: a bare cache-line ping-pong between the same two cores.
 
 mod cli;
+mod lossy;
 mod pingpong;
 mod report;
 mod roles;
@@ -102,6 +104,9 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
             let results = throughput::rounds(&setups, rounds, what, started, &mut out)?;
             report::print_throughput(title, &setups, &results);
         }
+    }
+    if cli.runs(Section::Lossy) {
+        lossy::section(&scale, rounds, started, &mut out)?;
     }
     if cli.runs(Section::Latency) {
         pingpong::latency(rounds, scale.pings, &mut out)?;

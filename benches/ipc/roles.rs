@@ -9,6 +9,7 @@ use support::clock::now_ns;
 use support::role::{Role, report_json};
 use support::throughput::Finished;
 
+use crate::lossy::Lossy;
 use crate::setup::{Kind, Msg64, Setup};
 
 /// The environment variable that names a child's role.
@@ -31,6 +32,8 @@ pub enum Task {
     Publisher { index: u64, setup: Setup },
     /// Receives and checks every publisher's messages.
     Subscriber { setup: Setup },
+    /// A lossy subscriber beside them (`lossy.rs`).
+    Lossy { setup: Setup, lossy: Lossy },
     /// Echoes `pings` messages from `<name>-ping` to `<name>-pong`.
     Pong { pings: u64 },
     /// Echoes `pings` pings on the barrier's floor line.
@@ -43,6 +46,7 @@ impl Task {
         match self {
             Task::Publisher { .. } => "publisher",
             Task::Subscriber { .. } => "subscriber",
+            Task::Lossy { .. } => "lossy",
             Task::Pong { .. } => "pong",
             Task::FloorPong { .. } => "floor-pong",
         }
@@ -56,6 +60,7 @@ pub fn run() {
     match task {
         Task::Publisher { index, setup } => dispatch(Some(index), &name, &setup),
         Task::Subscriber { setup } => dispatch(None, &name, &setup),
+        Task::Lossy { setup, lossy } => crate::lossy::run_lossy(&name, &setup, lossy),
         Task::Pong { pings } => pong(&name, pings),
         Task::FloorPong { pings } => {
             let barrier = open_barrier(&name);

@@ -66,6 +66,26 @@ fn create_channel(name: &str, setup: &Setup) -> Result<Box<dyn std::any::Any>, s
     })
 }
 
+/// Starts `task` as a child of run `name`, named and pinned as `side`'s `index`.
+pub fn start_child(
+    children: &mut Children,
+    placement: &mut Placement,
+    name: &str,
+    side: Side,
+    index: usize,
+    task: Task,
+) -> Result<(), Box<dyn Error>> {
+    let core = placement.place(side, index);
+    let child = Child {
+        name: name.to_owned(),
+        core,
+        task,
+    };
+    let mut command = ROLE.command_with(child.task.role(), &child)?;
+    children.spawn(format!("{}{index}", side.letter()), &mut command)?;
+    Ok(())
+}
+
 fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
     let name = format!(
         "bench-{}-{round}-{}",
@@ -76,17 +96,7 @@ fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
     let barrier = Barrier::create(&name)?;
     let mut children = Children::new();
     let mut placement = Placement::new();
-    let mut start = |side: Side, index: usize, task: Task| -> Result<(), Box<dyn Error>> {
-        let core = placement.place(side, index);
-        let child = Child {
-            name: name.clone(),
-            core,
-            task,
-        };
-        let mut command = ROLE.command_with(child.task.role(), &child)?;
-        children.spawn(format!("{}{index}", side.letter()), &mut command)?;
-        Ok(())
-    };
+    let mut start = |side, index, task| start_child(&mut children, &mut placement, &name, side, index, task);
     for s in 0..setup.subscribers as usize {
         start(Side::Subscriber, s, Task::Subscriber { setup: setup.clone() })?;
     }

@@ -36,6 +36,23 @@ THROUGHPUT = {
     "busy_processes": INT,
     "oversubscribed": BOOL,
 }
+LOSSY = {
+    "label": STR,
+    "kind": STR,
+    "tethered": INT,
+    "lossy": STR,
+    "ring_bytes": INT,
+    "message_bytes": INT,
+    "messages_per_publisher": INT,
+    "published_per_s": NUMBER,
+    "tethered_received_per_s": NUMBER + NULL,
+    "lossy_received_per_s": NUMBER + NULL,
+    "lossy_missed_fraction": NUMBER + NULL,
+    "refused_fraction": NUMBER,
+    "placement": STR,
+    "busy_processes": INT,
+    "oversubscribed": BOOL,
+}
 PINGPONG = {"cores": (list,), "one_way_ns": (dict,)}
 OPENLOOP = {
     "offered_per_s": NUMBER,
@@ -50,7 +67,14 @@ OPENLOOP = {
     "service_ns": (dict,),
     "total_ns": (dict,),
 }
-BENCHES = {"throughput": THROUGHPUT, "size": THROUGHPUT, "stress": THROUGHPUT, "pingpong": PINGPONG, "openloop": OPENLOOP}
+BENCHES = {
+    "throughput": THROUGHPUT,
+    "size": THROUGHPUT,
+    "stress": THROUGHPUT,
+    "lossy": LOSSY,
+    "pingpong": PINGPONG,
+    "openloop": OPENLOOP,
+}
 SYSTEMS = {"salias", "aeron", "iceoryx2", "spsc-floor", "floor"}
 HISTOGRAMS = ("one_way_ns", "queueing_ns", "service_ns", "total_ns")
 

@@ -22,6 +22,7 @@ mod fault;
 mod raw;
 mod readiness;
 mod room;
+mod tether;
 mod typed;
 mod write;
 
@@ -80,6 +81,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// The channel's global sequence (used in Ordered mode only).
     sequence: ShmPtr<AtomicU64>,
     last_reap: Option<Instant>,
+    /// Fanout with a tether timeout: since when, and at which tail, offers have been
+    /// refused (`tether`).
+    held: Option<(Instant, u64)>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
@@ -105,6 +109,9 @@ struct WriteState {
     /// Where the last refused reservation would have ended: room has appeared once the
     /// limit reaches it.
     wanted: u64,
+    /// Fanout: the overwrite frontier last published for lossy subscribers
+    /// (`protocol::advance_frontier`); at least `limit`.
+    frontier: u64,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
@@ -145,6 +152,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 published: 0,
                 backpressured: 0,
                 wanted: 0,
+                frontier: shared.publisher_slot(slot).overwrite.frontier.load(Ordering::Relaxed),
             }),
             window: shared.window as u64,
             max_len: shared.max_message_len,
@@ -155,6 +163,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             barrier_reaches_us,
             sequence,
             last_reap: None,
+            held: None,
             slot,
             health: shared.health(),
             shared,

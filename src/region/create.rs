@@ -3,6 +3,7 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use super::header::{Existing, classify, map_control};
 use super::object::{
@@ -30,9 +31,35 @@ pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
     (out, len as u32)
 }
 
+/// The tether timeout in nanoseconds as the control block keeps it (0: never), or why
+/// it cannot be kept.
+fn tether_timeout_ns<C: ChannelSettings>(config: &Config<C>, fanout: bool) -> Result<u64> {
+    let Some(timeout) = config.tether_timeout else {
+        return Ok(0);
+    };
+    if !fanout {
+        return Err(Error::config(
+            "tether_timeout",
+            "an Mpsc channel's one subscriber is always tethered and never demoted; drop the setting, or create a Fanout channel",
+        ));
+    }
+    match u64::try_from(timeout.as_nanos()) {
+        Ok(0) => Err(Error::config(
+            "tether_timeout",
+            "it is 0, which would demote a subscriber at the first refused offer; give a positive duration, or omit it to never demote",
+        )),
+        Ok(ns) => Ok(ns),
+        Err(_) => Err(Error::config(
+            "tether_timeout",
+            format!("{timeout:?} is longer than 584 years; omit the setting to never demote"),
+        )),
+    }
+}
+
 /// Makes a new channel named in `config`, recovering a stale one of the same name.
 pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Result<(Shared, Ownership)> {
     config.validate(kind.fixed_len, |len| kind.frame_len(len))?;
+    let tether_timeout_ns = tether_timeout_ns(config, kind.topology == Fanout::ID)?;
     let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
     if kind.topology == Mpsc::ID && subscribers != 1 {
         return Err(Error::config(
@@ -99,6 +126,7 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
                 fixed_len: kind.fixed_len,
                 frame_align: kind.frame_align,
                 header_len: kind.header_len,
+                tether_timeout: (tether_timeout_ns != 0).then(|| Duration::from_nanos(tether_timeout_ns)),
                 control: Control {
                     map: control,
                     layout,
@@ -269,6 +297,7 @@ pub(super) fn build(
         _reserved: 0,
         ring_device: ring_id.device,
         ring_inode: ring_id.inode,
+        tether_timeout_ns: tether_timeout_ns(config, kind.topology == Fanout::ID)?,
     };
     // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
     // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;

@@ -30,15 +30,18 @@ use crate::protocol::{self};
 use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
-use crate::wire::layout::{MAX_POSITION, ShmPtr, WakeWord};
+use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUBSCRIBER_TETHERED, ShmPtr, WakeWord};
 
 mod health;
+mod lossy;
+mod overrun;
 mod reader;
 mod readiness;
 mod received;
 mod recv;
 mod select;
 
+pub use lossy::{Copied, Loss, Losses, LossySubscriber};
 pub use received::{MessageInfo, Received, ReceivedBytes};
 
 /// This subscriber's state for one publisher ring.
@@ -49,6 +52,19 @@ struct Reader {
     /// Position last stored to the shared cursor.
     released: u64,
     cursor: ShmPtr<AtomicU64>,
+    /// `CURSOR_UNTETHERED` once this subscriber is lossy (stored with every release, so no
+    /// publisher waits for it), 0 while tethered.
+    untethered: u64,
+}
+
+/// FIFO fanout: what a ring's messages are counted from, so a lossy subscriber knows
+/// exactly how many it missed. Kept apart from `Reader`, which every receive touches.
+#[derive(Clone, Copy, Default)]
+struct RingCount {
+    /// Once known: a position the reader passed and how many messages lie before it.
+    mark: Option<(u64, u64)>,
+    /// Raw frames moved past since `mark` (typed frames count by position).
+    frames: u64,
 }
 
 /// A subscriber's process-local state that every receive writes. Padded to its own cache
@@ -128,6 +144,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
     readers: Box<[Reader]>,
+    /// FIFO fanout: one per reader (`RingCount`).
+    counts: Box<[RingCount]>,
     mask: u64,
     max_len: usize,
     fixed_len: Option<usize>,
@@ -163,13 +181,22 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// The readiness descriptor's registration with a tokio runtime (`recv_async`).
     #[cfg(feature = "tokio")]
     pub(crate) reactor: crate::asynchronous::Reactor,
+    /// Fanout: reads as a lossy subscriber (copies, validated against overwrites).
+    lossy: bool,
+    /// Fanout, joined tethered on a channel with a tether timeout: a publisher may demote
+    /// it, so every receive looks whether one did (stays set once demoted).
+    tether: bool,
+    /// A publisher demoted it: borrowing receives refuse (`ReceiveError::Demoted`).
+    demoted: bool,
     _marker: KindMarker<T, M, K>,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
-    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
+    ///
+    /// A `lossy` one (fanout only) is one publishers never wait for.
+    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>, lossy: bool) -> Result<Self> {
         shared.check_health()?;
         let readiness = Readiness::new(Line::Messages, None, &shared.name)?;
         let slot = match slot {
@@ -191,6 +218,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let mut subscriber = Subscriber {
             slot,
             readers: Box::default(),
+            counts: Box::default(),
             mask: shared.capacity as u64 - 1,
             max_len: shared.max_message_len,
             fixed_len: shared.fixed_len,
@@ -216,6 +244,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             fault: FaultRecord::default(),
             #[cfg(feature = "tokio")]
             reactor: Default::default(),
+            lossy: K::FANOUT && lossy,
+            tether: K::FANOUT && !lossy && shared.tether_timeout.is_some(),
+            demoted: false,
             _marker: KindMarker::default(),
             shared,
         };
@@ -230,6 +261,26 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = shared.publishers as usize;
         let mut heads = Vec::with_capacity(rings);
         if K::FANOUT {
+            let kind = if self.lossy {
+                SUBSCRIBER_LOSSY
+            } else {
+                SUBSCRIBER_TETHERED
+            };
+            let flow = &shared.subscriber_slot(self.slot).flow;
+            flow.kind.store(kind, Ordering::Relaxed);
+            flow.missed.store(0, Ordering::Relaxed);
+        }
+        if K::FANOUT && self.lossy {
+            // Publishers never wait for a lossy subscriber, so it needs no join handshake:
+            // what it reads is validated against overwrites. The cursor is for monitors.
+            for ring in 0..rings {
+                let head = protocol::reported_tail(&shared.publisher_slot(ring).progress.tail);
+                protocol::release(&**shared.cursor(self.slot, ring), head | CURSOR_UNTETHERED);
+                heads.push(head);
+            }
+            // As after a join: numbers taken from here on lie past the heads just read.
+            self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
+        } else if K::FANOUT {
             protocol::join(
                 rings,
                 |ring| &shared.publisher_slot(ring).progress.tail,
@@ -271,9 +322,15 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 released: head,
                 // SAFETY: as above.
                 cursor: unsafe { ShmPtr::new(&**shared.cursor(self.slot, ring)) },
+                untethered: if self.lossy { CURSOR_UNTETHERED } else { 0 },
             });
         }
         self.readers = readers.into_boxed_slice();
+        self.counts = vec![RingCount::default(); rings].into_boxed_slice();
+        if !M::ORDERED && (self.lossy || self.tether) {
+            // What it may miss one day is counted from here.
+            self.count_from_marks()?;
+        }
         Ok(())
     }
 
@@ -345,6 +402,8 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
             for ring in 0..self.shared.publishers as usize {
                 protocol::leave(&**self.shared.cursor(self.slot, ring));
             }
+            let flow = &self.shared.subscriber_slot(self.slot).flow;
+            flow.kind.store(SUBSCRIBER_TETHERED, Ordering::Relaxed);
             self.wake_publishers();
         } else {
             // Leave everything the next subscriber needs to resume exactly here.

@@ -1,7 +1,7 @@
 //! The raw-data records of the benchmark harnesses (benches/ipc, comparison/), one
 //! struct per kind of line, written with serde: never hand-formatted JSON. The first line
 //! of a file is a [`Header`]; every further line one record, whose `bench` says which:
-//! [`Throughput`] (`throughput`, `size`, `stress`), [`PingPong`], [`OpenLoop`]. Fields
+//! [`Throughput`] (`throughput`, `size`, `stress`), [`LossyRun`], [`PingPong`], [`OpenLoop`]. Fields
 //! that mean nothing for a system are present as `null`. `label` is a caption for people
 //! only: everything it says is also in a field of its own.
 
@@ -191,6 +191,48 @@ pub struct PingPong {
     pub cores: [usize; 2],
     /// One-way latency in ns.
     pub one_way_ns: Quantiles,
+}
+
+/// One run of the lossy-subscriber section (benches/ipc `--only lossy`): a publisher and
+/// its tethered subscribers, with or without a lossy subscriber beside them.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "bench", rename = "lossy")]
+pub struct LossyRun {
+    /// What was measured.
+    pub system: System,
+    /// The round, from 0.
+    pub round: usize,
+    /// A caption for people; everything it says is in the fields below.
+    pub label: String,
+    /// The channel kind, e.g. `FifoFanout`.
+    pub kind: String,
+    /// Tethered subscribers (0 or 1).
+    pub tethered: u32,
+    /// What the lossy subscriber did: `none`, `sleeping` (a message a millisecond) or
+    /// `keeping-up` (receiving as fast as it can).
+    pub lossy: String,
+    /// Bytes per publisher ring.
+    pub ring_bytes: u64,
+    /// Payload bytes per message.
+    pub message_bytes: u64,
+    /// Messages published.
+    pub messages_per_publisher: u64,
+    /// Messages published per second.
+    pub published_per_s: f64,
+    /// Messages the tethered subscriber received per second, if there is one.
+    pub tethered_received_per_s: Option<f64>,
+    /// Messages the lossy subscriber received per second, if there is one.
+    pub lossy_received_per_s: Option<f64>,
+    /// Messages the lossy subscriber missed over those published, if there is one.
+    pub lossy_missed_fraction: Option<f64>,
+    /// Refused offers over all offers.
+    pub refused_fraction: f64,
+    /// Where each role ran: `P0@1 S0@0`.
+    pub placement: String,
+    /// Processes that spin while the run is timed.
+    pub busy_processes: u32,
+    /// Whether they outnumber the cores.
+    pub oversubscribed: bool,
 }
 
 /// One open-loop run at one offered load: messages sent at planned times, latencies
