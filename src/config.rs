@@ -3,6 +3,7 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::{Error, NameProblem, Result};
 use crate::message::{Bytes, Payload};
@@ -97,6 +98,7 @@ pub struct Config<C: ChannelSettings = AnyChannel> {
     pub(crate) publication_window: Option<usize>,
     pub(crate) permissions: u32,
     pub(crate) keep: bool,
+    pub(crate) tether_timeout: Option<Duration>,
     _channels: PhantomData<fn() -> C>,
 }
 
@@ -175,6 +177,7 @@ impl Config {
             publication_window: None,
             permissions: 0o600,
             keep: false,
+            tether_timeout: None,
             _channels: PhantomData,
         }
     }
@@ -252,6 +255,7 @@ impl<C: ChannelSettings> Config<C> {
             publication_window: self.publication_window,
             permissions: self.permissions,
             keep: self.keep,
+            tether_timeout: self.tether_timeout,
             _channels: PhantomData,
         }
     }
@@ -302,6 +306,51 @@ impl<C: ChannelSettings> Config<C> {
     pub fn keep_on_drop(mut self, keep: bool) -> Self {
         self.keep = keep;
         self
+    }
+
+    /// Fanout only: a publisher held back by one tethered subscriber for longer than
+    /// `timeout` demotes it to lossy, so a stuck consumer cannot stall the feed forever.
+    /// The demoted subscriber's next receive returns
+    /// [`ReceiveError::Demoted`](crate::ReceiveError::Demoted); it goes on as a
+    /// [`LossySubscriber`](crate::LossySubscriber). Off by default: tethered subscribers
+    /// then hold publishers back for as long as they live. `create` refuses it for Mpsc
+    /// channels and a zero timeout.
+    ///
+    /// ```
+    /// # let name = format!("doc-tether-timeout-{}", std::process::id());
+    /// use std::time::Duration;
+    /// let config = salias::Config::new(&name).tether_timeout(Duration::from_millis(50));
+    /// let _feed = salias::RawFifoFanout::create(&config)?;
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn tether_timeout(mut self, timeout: Duration) -> Self {
+        self.tether_timeout = Some(timeout);
+        self
+    }
+
+    /// The tether timeout in nanoseconds as the control block keeps it (0: never), or why
+    /// it cannot be kept.
+    pub(crate) fn tether_timeout_ns(&self, fanout: bool) -> Result<u64> {
+        let Some(timeout) = self.tether_timeout else {
+            return Ok(0);
+        };
+        if !fanout {
+            return Err(Error::config(
+                "tether_timeout",
+                "an Mpsc channel's one subscriber is always tethered and never demoted; drop the setting, or create a Fanout channel",
+            ));
+        }
+        match u64::try_from(timeout.as_nanos()) {
+            Ok(0) => Err(Error::config(
+                "tether_timeout",
+                "it is 0, which would demote a subscriber at the first refused offer; give a positive duration, or omit it to never demote",
+            )),
+            Ok(ns) => Ok(ns),
+            Err(_) => Err(Error::config(
+                "tether_timeout",
+                format!("{timeout:?} is longer than 584 years; omit the setting to never demote"),
+            )),
+        }
     }
 
     /// The huge page directory in effect for this config.

@@ -176,8 +176,8 @@ pub use publisher::{Claim, ClaimBytes, MAX_GAP, Publisher};
 /// ```
 pub use salias_derive::SaliasMessage;
 pub use status::{
-    ChannelStatus, PublisherStatus, RecordedType, SlotHolder, SubscriberStatus, channel_status, channel_status_with,
-    list_channels,
+    ChannelStatus, PublisherStatus, RecordedType, SlotHolder, SubscriberKind, SubscriberStatus, channel_status,
+    channel_status_with, list_channels,
 };
 pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;

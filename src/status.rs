@@ -14,7 +14,10 @@ use crate::message::Fingerprint;
 use crate::platform;
 use crate::trust::Trust;
 use crate::wire::frame::round_up;
-use crate::wire::layout::{CURSOR_IDLE, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE};
+use crate::wire::layout::{
+    CURSOR_IDLE, CURSOR_UNTETHERED, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE, SUBSCRIBER_DEMOTED,
+    SUBSCRIBER_LOSSY,
+};
 
 /// Who holds a slot (or owns the channel).
 ///
@@ -132,6 +135,40 @@ pub struct SubscriberStatus {
     /// Bytes published but not yet released by this slot, over every ring. Releases are
     /// batched, so a subscriber that keeps up shows a small backlog too.
     pub backlog_bytes: u64,
+    /// Whether publishers wait for it (tethered) or overrun it (lossy). Mpsc subscribers
+    /// are always tethered.
+    pub kind: SubscriberKind,
+    /// A lossy subscriber that joined tethered and was demoted after the channel's
+    /// `tether_timeout`.
+    pub demoted: bool,
+    /// Messages (FIFO) or sequence numbers (Ordered) this slot's subscriber reported
+    /// missing, as it last published the count: overruns of a lossy subscriber, and in
+    /// Ordered mode every gap.
+    pub missed: u64,
+}
+
+/// How a subscriber keeps up with a Fanout channel's publishers.
+///
+/// ```
+/// let kind = salias::SubscriberKind::Lossy;
+/// assert_eq!(kind.to_string(), "lossy");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubscriberKind {
+    /// Holds publishers back and loses nothing.
+    Tethered,
+    /// Never holds publishers back; overrun when it falls a ring behind, and says what it
+    /// missed.
+    Lossy,
+}
+
+impl std::fmt::Display for SubscriberKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SubscriberKind::Tethered => "tethered",
+            SubscriberKind::Lossy => "lossy",
+        })
+    }
 }
 
 /// What a channel's control block says right now.
@@ -351,11 +388,22 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
     let fanout = info.topology == Fanout::ID;
     let subscribers = (0..info.subscribers as usize)
         .map(|s| {
-            let holder = SlotHolder::from_token(control.subscriber_slot(s).holder.token.load(Ordering::Acquire));
+            let slot = control.subscriber_slot(s);
+            let holder = SlotHolder::from_token(slot.holder.token.load(Ordering::Acquire));
+            let kind_word = if fanout {
+                slot.flow.kind.load(Ordering::Relaxed)
+            } else {
+                0
+            };
             let cursors: Vec<Option<u64>> = (0..rings)
                 .map(|p| {
                     let cursor = control.cursor(s, p).load(Ordering::Acquire);
-                    (!(fanout && cursor == CURSOR_IDLE)).then_some(cursor)
+                    match cursor {
+                        CURSOR_IDLE if fanout => None,
+                        // A lossy cursor shows its position, for lag; nobody waits for it.
+                        lossy if fanout && lossy >= CURSOR_UNTETHERED => Some(lossy & !CURSOR_UNTETHERED),
+                        cursor => Some(cursor),
+                    }
                 })
                 .collect();
             let backlog_bytes = cursors
@@ -367,6 +415,16 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
                 holder,
                 cursors,
                 backlog_bytes,
+                kind: match kind_word {
+                    SUBSCRIBER_LOSSY | SUBSCRIBER_DEMOTED => SubscriberKind::Lossy,
+                    _ => SubscriberKind::Tethered,
+                },
+                demoted: kind_word == SUBSCRIBER_DEMOTED,
+                missed: if fanout {
+                    slot.flow.missed.load(Ordering::Relaxed)
+                } else {
+                    0
+                },
             }
         })
         .collect();

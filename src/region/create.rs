@@ -3,6 +3,7 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use super::header::{Existing, classify, map_control};
 use super::object::{
@@ -33,6 +34,7 @@ pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
 /// Makes a new channel named in `config`, recovering a stale one of the same name.
 pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Result<(Shared, Ownership)> {
     config.validate(kind.fixed_len, |len| kind.frame_len(len))?;
+    let tether_timeout_ns = config.tether_timeout_ns(kind.topology == Fanout::ID)?;
     let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
     if kind.topology == Mpsc::ID && subscribers != 1 {
         return Err(Error::config(
@@ -99,6 +101,7 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
                 fixed_len: kind.fixed_len,
                 frame_align: kind.frame_align,
                 header_len: kind.header_len,
+                tether_timeout: (tether_timeout_ns != 0).then(|| Duration::from_nanos(tether_timeout_ns)),
                 control: Control {
                     map: control,
                     layout,
@@ -268,6 +271,7 @@ pub(super) fn build(
         _reserved: 0,
         ring_device: ring_id.device,
         ring_inode: ring_id.inode,
+        tether_timeout_ns: config.tether_timeout_ns(kind.topology == Fanout::ID)?,
     };
     // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
     // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;

@@ -71,6 +71,8 @@ pub(crate) struct Shared {
     pub fixed_len: Option<usize>,
     pub frame_align: usize,
     pub header_len: usize,
+    /// Fanout: how long a tethered subscriber may hold a publisher back (`None`: forever).
+    pub tether_timeout: Option<std::time::Duration>,
     control: Control,
     rings: Vec<MagicRing>,
     names: ObjectNames,

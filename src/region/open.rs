@@ -92,6 +92,7 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
         fixed_len: kind.fixed_len.or(checked.typed.then_some(checked.max_message_len)),
         frame_align: kind.frame_align,
         header_len: kind.header_len,
+        tether_timeout: (info.tether_timeout_ns != 0).then(|| std::time::Duration::from_nanos(info.tether_timeout_ns)),
         control: Control {
             map: control,
             layout: ControlLayout::new(checked.publishers, checked.subscribers),

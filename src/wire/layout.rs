@@ -25,7 +25,7 @@ use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS};
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 4;
+pub(crate) const LAYOUT_VERSION: u32 = 5;
 
 /// `Header::state` once the channel can be connected to.
 pub(crate) const STATE_READY: u32 = 1;
@@ -119,6 +119,9 @@ pub(crate) struct ChannelInfo {
     /// rings and not those of a channel created under the name since.
     pub ring_device: u64,
     pub ring_inode: u64,
+    /// Fanout: nanoseconds a tethered subscriber may hold a publisher back before that
+    /// publisher demotes it to lossy; 0 for never.
+    pub tether_timeout_ns: u64,
 }
 
 /// Words every participant writes, each on its own cache line.
@@ -166,10 +169,25 @@ pub(crate) struct Progress {
 pub(crate) const PENDING_NONE: u64 = u64::MAX;
 pub(crate) const PENDING_TAKING: u64 = u64::MAX - 1;
 
+/// What a lossy subscriber of a ring needs to know about what its publisher may have
+/// overwritten (`protocol::overrun`); written by the slot's holder once per limit refresh.
+#[repr(C)]
+pub struct OverwriteWords<A> {
+    /// Positions below `frontier - capacity` may have been overwritten.
+    pub frontier: A,
+    /// Seqlock version of the mark below: odd while it is being written.
+    pub version: A,
+    /// A frame boundary (the tail at the last refresh) ...
+    pub mark_position: A,
+    /// ... and how many messages lie before it in the ring.
+    pub mark_count: A,
+}
+
 #[repr(C)]
 pub(crate) struct PublisherSlot {
     pub holder: CacheLine<Holder>,
     pub progress: CacheLine<Progress>,
+    pub overwrite: CacheLine<OverwriteWords<AtomicU64>>,
 }
 
 #[repr(C)]
@@ -178,10 +196,33 @@ pub(crate) struct SubscriberSlot {
     /// Ordered mode: the next global sequence this slot expects, saved when a subscriber
     /// leaves an Mpsc channel so the next one resumes exactly where it stopped.
     pub next_sequence: CacheLine<AtomicU64>,
+    /// Fanout: how this slot's subscriber reads (`SUBSCRIBER_TETHERED` ...) and what it missed.
+    pub flow: CacheLine<FlowWords>,
 }
+
+/// A subscriber slot's kind and losses, written by its holder (and, to demote it, by a
+/// publisher it held back), read by monitors.
+#[repr(C)]
+pub(crate) struct FlowWords {
+    /// `SUBSCRIBER_TETHERED`, `SUBSCRIBER_LOSSY` or `SUBSCRIBER_DEMOTED`.
+    pub kind: AtomicU64,
+    /// Messages (FIFO) or sequence numbers (Ordered) it reported missing.
+    pub missed: AtomicU64,
+}
+
+/// A subscriber that holds publishers back and loses nothing (the default).
+pub(crate) const SUBSCRIBER_TETHERED: u64 = 0;
+/// A subscriber publishers never wait for: it may be overrun, and reports what it missed.
+pub(crate) const SUBSCRIBER_LOSSY: u64 = 1;
+/// A tethered subscriber a publisher demoted to lossy after `tether_timeout`.
+pub(crate) const SUBSCRIBER_DEMOTED: u64 = 2;
 
 /// Cursor value of a fanout subscriber slot nobody holds: publishers skip it.
 pub(crate) const CURSOR_IDLE: u64 = u64::MAX;
+/// Set in the cursor of a lossy fanout subscriber (its position in the other bits, for
+/// monitors): publishers skip every cursor at or above this, idle ones included, with the
+/// one comparison they always made.
+pub(crate) const CURSOR_UNTETHERED: u64 = 1 << 63;
 
 /// A pointer into a shared mapping, held by a handle that also holds the `Arc<Shared>`
 /// owning that mapping, so the target outlives the pointer. Plain `&'static` would lie
@@ -314,8 +355,9 @@ impl RawOffsets {
 const _: () = {
     assert!(size_of::<CacheLine<Holder>>() == 128);
     assert!(std::mem::offset_of!(Header, info) == 16);
-    assert!(size_of::<PublisherSlot>() == 256);
-    assert!(size_of::<SubscriberSlot>() == 256);
+    assert!(size_of::<PublisherSlot>() == 384);
+    assert!(size_of::<SubscriberSlot>() == 384);
+    assert!(CURSOR_IDLE >= CURSOR_UNTETHERED && MAX_POSITION < CURSOR_UNTETHERED);
     assert!(size_of::<Cursor>() == 128);
     assert!(size_of::<Hot>() == 256);
     assert!(HOT_OFFSET.is_multiple_of(128));
