@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use salias::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus};
+use salias::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberKind, SubscriberStatus};
 use serde::{Serialize, Serializer};
 
 /// Writes `value` as one line of JSON to stdout. An error (e.g. a closed pipe) is returned,
@@ -47,6 +47,11 @@ impl From<SlotHolder> for Holder {
 /// Serializes a `SlotHolder` as a [`Holder`], for `#[serde(serialize_with)]`.
 pub(crate) fn holder<S: Serializer>(holder: &SlotHolder, serializer: S) -> Result<S::Ok, S::Error> {
     Holder::from(*holder).serialize(serializer)
+}
+
+/// Serializes what `Display` says of `value` as a string, for `#[serde(serialize_with)]`.
+pub(crate) fn display<S: Serializer>(value: &impl std::fmt::Display, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
 }
 
 /// Messages in `bytes` of a typed channel's frames; `None` for raw channels, whose frames
@@ -194,6 +199,11 @@ struct Subscriber {
     cursors: Vec<Option<u64>>,
     backlog_bytes: u64,
     backlog_messages: Option<u64>,
+    /// `tethered` or `lossy`.
+    #[serde(serialize_with = "display")]
+    kind: SubscriberKind,
+    demoted: bool,
+    missed: u64,
 }
 
 impl<'a> Shown<'a> {
@@ -253,6 +263,9 @@ impl Subscriber {
             cursors: subscriber.cursors.clone(),
             backlog_bytes: subscriber.backlog_bytes,
             backlog_messages: messages(status, subscriber.backlog_bytes),
+            kind: subscriber.kind,
+            demoted: subscriber.demoted,
+            missed: subscriber.missed,
         }
     }
 }

@@ -123,6 +123,9 @@ fn top_json_follows_a_publisher_and_a_subscriber_process() {
         assert_eq!(refresh["publishers"][0]["holder"]["state"], "alive");
         assert_eq!(refresh["publishers"][0]["holder"]["pid"], pids.0);
         assert_eq!(refresh["subscribers"][0]["holder"]["pid"], pids.1);
+        assert_eq!(refresh["subscribers"][0]["kind"], "tethered");
+        assert_eq!(refresh["subscribers"][0]["demoted"], false);
+        assert_eq!(refresh["subscribers"][0]["missed"], 0);
         assert_eq!(refresh["subscribers"][1]["holder"]["state"], "free");
         assert!(refresh["subscribers"][1]["lag_bytes"].is_null(), "{refresh}");
         assert!(u64_at(refresh, "/publishers/0/published") <= TOTAL);
@@ -197,8 +200,18 @@ fn top_text_has_the_columns() {
             ][..],
             // Nothing moved between the two refreshes: rates of 0.
             &["0", &me, "3", "0", "0", "0", "0"],
-            &["SUBSCRIBER", "HOLDER", "MSG/S", "BYTES/S", "LAG MSGS", "LAG BYTES"],
-            &["0", &me, "0", "0", "0", "0"],
+            &[
+                "SUBSCRIBER",
+                "HOLDER",
+                "KIND",
+                "MSG/S",
+                "BYTES/S",
+                "LAG MSGS",
+                "LAG BYTES",
+                "MISSED",
+                "MISSED/S"
+            ],
+            &["0", &me, "tethered", "0", "0", "0", "0", "0", "0"],
         ],
         "{text}"
     );

@@ -3,7 +3,7 @@
 
 use std::time::{Instant, SystemTime};
 
-use salias::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberStatus};
+use salias::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberKind, SubscriberStatus};
 use serde::Serialize;
 
 use crate::json;
@@ -67,6 +67,15 @@ pub(crate) struct SubscriberRow {
     pub(crate) rate: Option<f64>,
     /// Bytes released per second.
     pub(crate) rate_bytes: Option<f64>,
+    /// `tethered` or `lossy`, as the slot says (also of a free slot: its last holder's).
+    #[serde(serialize_with = "json::display")]
+    pub(crate) kind: SubscriberKind,
+    /// Lossy because it held a publisher back longer than the channel's tether timeout.
+    pub(crate) demoted: bool,
+    /// Messages (FIFO) or sequence numbers (Ordered) the subscriber reported missing.
+    pub(crate) missed: u64,
+    /// Of those, per second.
+    pub(crate) missed_rate: Option<f64>,
 }
 
 impl<'a> Refresh<'a> {
@@ -158,9 +167,10 @@ impl SubscriberRow {
     ) -> SubscriberRow {
         let reading = now.cursors.iter().any(Option::is_some);
         let before = before.filter(|(before, _)| before.holder == now.holder);
-        let rate_bytes = before
-            .filter(|_| reading)
-            .and_then(|(before, seconds)| per_second(released(before, now), seconds));
+        let before = before.filter(|_| reading);
+        let rate_bytes = before.and_then(|(before, seconds)| per_second(released(before, now), seconds));
+        let missed_rate =
+            before.and_then(|(before, seconds)| per_second(now.missed.checked_sub(before.missed), seconds));
         SubscriberRow {
             slot,
             holder: now.holder,
@@ -170,6 +180,10 @@ impl SubscriberRow {
                 .zip(status.frame_len())
                 .map(|(rate, frame)| rate / frame as f64),
             rate_bytes,
+            kind: now.kind,
+            demoted: now.demoted,
+            missed: now.missed,
+            missed_rate,
         }
     }
 }
@@ -258,5 +272,8 @@ mod tests {
         let reading = &refresh.subscribers[0];
         assert_eq!((reading.rate, reading.rate_bytes), (Some(2.5), Some(2.5 * frame)));
         assert_eq!((reading.lag_messages, reading.lag_bytes), (Some(0), Some(0)));
+        assert_eq!((reading.kind, reading.demoted), (SubscriberKind::Tethered, false));
+        assert_eq!((reading.missed, reading.missed_rate), (0, Some(0.0)));
+        assert_eq!(idle.missed_rate, None);
     }
 }

@@ -3,7 +3,7 @@
 
 use salias::SlotHolder;
 
-use super::refresh::Refresh;
+use super::refresh::{Refresh, SubscriberRow};
 use crate::commands::{carries, owner_summary};
 use crate::table;
 
@@ -54,18 +54,31 @@ pub(crate) fn render(refresh: &Refresh<'_>) -> String {
     text.push('\n');
 
     let mut subscribers = vec![
-        ["SUBSCRIBER", "HOLDER", "MSG/S", "BYTES/S", "LAG MSGS", "LAG BYTES"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "SUBSCRIBER",
+            "HOLDER",
+            "KIND",
+            "MSG/S",
+            "BYTES/S",
+            "LAG MSGS",
+            "LAG BYTES",
+            "MISSED",
+            "MISSED/S",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     subscribers.extend(refresh.subscribers.iter().map(|row| {
         vec![
             row.slot.to_string(),
             holder(row.holder),
+            kind(row),
             rate(row.rate),
             rate(row.rate_bytes),
             count(row.lag_messages),
             count(row.lag_bytes),
+            row.missed.to_string(),
+            rate(row.missed_rate),
         ]
     }));
     text += &table::render(&subscribers);
@@ -76,6 +89,15 @@ fn holder(holder: SlotHolder) -> String {
     match holder {
         SlotHolder::Free => "-".into(),
         held => held.to_string(),
+    }
+}
+
+/// The slot's kind; "-" for a free slot, which has none of its own.
+fn kind(row: &SubscriberRow) -> String {
+    match (row.holder, row.demoted) {
+        (SlotHolder::Free, _) => "-".into(),
+        (_, true) => format!("{} (demoted)", row.kind),
+        (_, false) => row.kind.to_string(),
     }
 }
 
