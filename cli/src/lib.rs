@@ -91,9 +91,13 @@ enum Command {
         #[command(flatten)]
         trust: TrustArgs,
     },
-    /// A channel's slots refreshed every second, with rates since the previous refresh:
-    /// publishers' messages and refused offers, subscribers' messages, lag, kind and losses;
-    /// until Ctrl-C
+    /// A channel's slots refreshed every second: rates, refused offers, lag, kinds, losses
+    ///
+    /// Per publisher slot: holder, messages published, messages and bytes per second since
+    /// the previous refresh, offers refused (total and per second). Per subscriber slot:
+    /// holder, kind (tethered or lossy), messages and bytes released per second, lag behind
+    /// every publisher's tail (messages and bytes), messages missed (total and per second).
+    /// Until Ctrl-C, or --iterations refreshes.
     #[command(after_long_help = TOP_JSON)]
     Top {
         /// Channel to watch

@@ -218,6 +218,53 @@ fn top_text_has_the_columns() {
 }
 
 #[test]
+fn on_a_terminal_top_redraws_the_screen() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let name = unique_name("top-terminal");
+    let _channel = FifoFanout::<Sample>::create(&Config::new(&name)).unwrap();
+    let (mut leader, mut follower) = (-1, -1);
+    // SAFETY: openpty writes the two descriptors it opens into the two ints, and reads no
+    // name, settings or size (all null).
+    let opened = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened for this test and nothing else owns them.
+    let (leader, follower) = unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+    let mut top = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_salias"))
+            .args(["top", &name, "--iterations", "2", "--interval", "0.05"])
+            .stdout(Stdio::from(follower)) // the Command, and with it this end, is dropped here
+            .spawn()
+            .expect("start salias top"),
+    );
+    let mut screen = Vec::new();
+    // Ends with EIO once the tool exited and the terminal's other end is closed.
+    let _ = std::io::Read::read_to_end(&mut std::fs::File::from(leader), &mut screen);
+    assert_eq!(exit_of(&mut top.0).code(), Some(0));
+    let screen = String::from_utf8_lossy(&screen);
+    // Cleared once, then each refresh drawn from the top left, each line cleared to its
+    // end and everything below the last line cleared.
+    assert!(screen.starts_with("\x1b[2J\x1b[H"), "{screen:?}");
+    assert_eq!(screen.matches("\x1b[2J").count(), 1, "{screen:?}");
+    assert_eq!(screen.matches("\x1b[H").count(), 2, "{screen:?}");
+    assert_eq!(screen.matches("\x1b[J").count(), 2, "{screen:?}");
+    assert!(screen.ends_with("\x1b[J"), "{screen:?}");
+    for drawn in screen.split("\x1b[H").skip(1) {
+        assert!(drawn.starts_with(&format!("channel {name:?}")), "{drawn:?}");
+        let lines: Vec<&str> = drawn.trim_end_matches("\x1b[J").lines().collect();
+        assert!(lines.iter().all(|line| line.ends_with("\x1b[K")), "{lines:?}");
+        assert!(lines.iter().any(|line| line.starts_with("SUBSCRIBER")), "{lines:?}");
+    }
+}
+
+#[test]
 fn top_on_a_missing_channel_is_a_clear_error() {
     let missing = unique_name("top-missing");
     let shown = salias(&["top", &missing, "--iterations", "1"]);
