@@ -152,13 +152,13 @@ fn parse_uid(value: &str) -> Result<u32, String> {
         .map_err(|_| format!("expected a numeric user id, e.g. 1000, not {value:?}"))
 }
 
+/// Seconds between refreshes: at least 0.01 (a busy loop is no view), at most a day.
 fn parse_interval(value: &str) -> Result<Duration, String> {
-    let problem = || format!("expected seconds between refreshes, at least 0.01, e.g. 0.5, not {value:?}");
-    let seconds: f64 = value.parse().map_err(|_| problem())?;
-    if seconds < 0.01 {
-        return Err(problem());
+    let problem = || format!("expected seconds between refreshes, from 0.01 to 86400, e.g. 0.5, not {value:?}");
+    match value.parse::<f64>() {
+        Ok(seconds) if (0.01..=86_400.0).contains(&seconds) => Ok(Duration::from_secs_f64(seconds)),
+        _ => Err(problem()),
     }
-    Duration::try_from_secs_f64(seconds).map_err(|_| problem())
 }
 
 fn parse_iterations(value: &str) -> Result<NonZeroU64, String> {

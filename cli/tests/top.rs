@@ -274,7 +274,9 @@ fn top_on_a_missing_channel_is_a_clear_error() {
     assert!(stdout(&shown).is_empty());
 
     for (args, says) in [
-        (&["--interval", "0"][..], "at least 0.01"),
+        (&["--interval", "0"][..], "from 0.01 to 86400"),
+        (&["--interval", "1e30"][..], "from 0.01 to 86400"),
+        (&["--interval", "NaN"][..], "from 0.01 to 86400"),
         (&["--interval", "soon"][..], "expected seconds between refreshes"),
         (&["--iterations", "0"][..], "at least 1"),
     ] {
