@@ -67,7 +67,7 @@ pub(crate) struct SubscriberRow {
     pub(crate) rate: Option<f64>,
     /// Bytes released per second.
     pub(crate) rate_bytes: Option<f64>,
-    /// `tethered` or `lossy`, as the slot says (also of a free slot: its last holder's).
+    /// `tethered` or `lossy`, as the slot says.
     #[serde(serialize_with = "json::display")]
     pub(crate) kind: SubscriberKind,
     /// Lossy because it held a publisher back longer than the channel's tether timeout.
@@ -123,14 +123,18 @@ impl<'a> Refresh<'a> {
     }
 }
 
-/// Whether two readings are of the one channel: the same owner, kind and slots.
+/// Whether two readings are of the one channel: the same owner (alive, or since dead),
+/// kind and slots.
 fn same_channel(before: &ChannelStatus, now: &ChannelStatus) -> bool {
-    (
-        before.owner,
-        &before.kind,
-        before.publishers.len(),
-        before.subscribers.len(),
-    ) == (now.owner, &now.kind, now.publishers.len(), now.subscribers.len())
+    let pid = |owner: SlotHolder| match owner {
+        SlotHolder::Free => None,
+        SlotHolder::Alive { pid } | SlotHolder::Dead { pid } => Some(pid),
+    };
+    let facts = |status: &ChannelStatus| {
+        let slots = (status.publishers.len(), status.subscribers.len());
+        (pid(status.owner), status.kind.clone(), slots)
+    };
+    facts(before) == facts(now)
 }
 
 /// `delta` per second over `seconds`.
