@@ -8,7 +8,7 @@ use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered
 use crate::message::{Bytes, Payload};
 use crate::publisher::Publisher;
 use crate::region::{self, Kind, Ownership, Shared};
-use crate::subscriber::Subscriber;
+use crate::subscriber::{LossySubscriber, Subscriber};
 use crate::trust::Trust;
 use crate::wire::frame::Frame;
 
@@ -232,7 +232,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn subscriber(&self) -> Result<Subscriber<T, M, K>> {
-        Subscriber::new(self.shared.clone(), None)
+        Subscriber::new(self.shared.clone(), None, false)
     }
 
     /// Frees the slots of publishers and subscribers whose processes died, and reports how
@@ -282,7 +282,25 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     where
         K: MultiSubscriber,
     {
-        Subscriber::new(self.shared.clone(), Some(slot))
+        Subscriber::new(self.shared.clone(), Some(slot), false)
+    }
+}
+
+impl<T: Payload, M: Mode> Channel<T, M, Fanout> {
+    /// Claims a subscriber slot for a lossy subscriber, which publishers never wait for:
+    /// it receives copies, and counts every message a publisher overwrote before it read
+    /// it. It joins at the current end of every ring, as [`subscriber`](Self::subscriber).
+    /// Only Fanout channels have lossy subscribers (an Mpsc channel's one subscriber must
+    /// see everything), so on one this does not compile.
+    ///
+    /// ```compile_fail
+    /// # let name = format!("doc-no-lossy-mpsc-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+    /// let lossy = channel.lossy_subscriber()?; // Mpsc: no such method
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn lossy_subscriber(&self) -> Result<LossySubscriber<T, M>> {
+        LossySubscriber::new(self.shared.clone())
     }
 }
 

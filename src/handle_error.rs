@@ -103,6 +103,19 @@ pub enum ReceiveError {
     Truncated,
     /// The handle was inherited across `fork()`: its slot belongs to the parent process.
     Inherited,
+    /// A publisher demoted this tethered subscriber to lossy: it held the publisher back for
+    /// longer than the channel's `tether_timeout`. Messages it had not released may be
+    /// overwritten, so it hands out no more borrowed views; go on with
+    /// [`Subscriber::into_lossy`](crate::Subscriber::into_lossy).
+    Demoted,
+    /// A raw lossy receive found a message longer than the caller's buffer; nothing was
+    /// received. Call again with a buffer of the channel's `max_message_size`.
+    BufferTooSmall {
+        /// The message length in bytes.
+        len: u32,
+        /// The buffer's length in bytes (at most `u32::MAX` shown).
+        buffer: u32,
+    },
 }
 
 const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 16);
@@ -110,6 +123,7 @@ const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>
 const CORRUPT: &str = "the channel holds data that breaks the salias protocol: a peer process crashed mid-write, is buggy, or is hostile; `fault()` on this handle says what was found and where";
 const TRUNCATED: &str = "another process truncated the channel's shared memory while it was mapped here; what was in it is gone, so recreate the channel and find out which process shrank it";
 const INHERITED: &str = "this handle was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again";
+const DEMOTED: &str = "a publisher demoted this subscriber to lossy: it held the publisher back for longer than the channel's tether_timeout, so messages it has not released may be overwritten and it hands out no more borrowed views; call `into_lossy()` and go on receiving copies, with every loss counted (or raise tether_timeout)";
 const TIMED_OUT: &str = "the blocking call timed out before it could complete";
 
 impl fmt::Display for PublishError {
@@ -141,11 +155,18 @@ impl fmt::Display for PublishError {
 
 impl fmt::Display for ReceiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.write_str(match *self {
             ReceiveError::TimedOut => TIMED_OUT,
             ReceiveError::Corrupt => CORRUPT,
             ReceiveError::Truncated => TRUNCATED,
             ReceiveError::Inherited => INHERITED,
+            ReceiveError::Demoted => DEMOTED,
+            ReceiveError::BufferTooSmall { len, buffer } => {
+                return write!(
+                    f,
+                    "the next message is {len} bytes, longer than the {buffer}-byte buffer given; nothing was received: pass a buffer of the channel's max_message_size"
+                );
+            }
         })
     }
 }

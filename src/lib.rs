@@ -179,7 +179,7 @@ pub use status::{
     ChannelStatus, PublisherStatus, RecordedType, SlotHolder, SubscriberKind, SubscriberStatus, channel_status,
     channel_status_with, list_channels,
 };
-pub use subscriber::{Gaps, MessageInfo, Received, ReceivedBytes, Subscriber};
+pub use subscriber::{Copied, Gaps, Loss, Losses, LossySubscriber, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;
 pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 

@@ -141,9 +141,9 @@ pub struct SubscriberStatus {
     /// A lossy subscriber that joined tethered and was demoted after the channel's
     /// `tether_timeout`.
     pub demoted: bool,
-    /// Messages (FIFO) or sequence numbers (Ordered) this slot's subscriber reported
-    /// missing, as it last published the count: overruns of a lossy subscriber, and in
-    /// Ordered mode every gap.
+    /// Messages (FIFO) or sequence numbers (Ordered) this slot's lossy subscriber reported
+    /// missing, as it last published the count (Ordered: every gap it found, overruns and
+    /// numbers lost with dead publishers alike); 0 for a tethered one.
     pub missed: u64,
 }
 

@@ -10,6 +10,7 @@
 //!
 //! - [`ring`]: committing and consuming frames, cursors and the publisher's write limit;
 //! - [`ordered`]: global sequence numbers, the subscriber's merge, and declaring numbers lost;
+//! - [`overrun`]: lossy subscribers: the overwrite frontier, torn copies, the restart mark, demotion;
 //! - [`wake`]: sleeping subscribers and the publishers that wake them;
 //! - [`handoff`]: slots changing hands (claim, take-over of a dead holder, reap, release).
 
@@ -17,13 +18,15 @@ use std::sync::atomic::Ordering;
 
 pub mod handoff;
 pub mod ordered;
+pub mod overrun;
 pub mod ring;
 pub mod wake;
 
 #[cfg(any(loom, feature = "testing"))]
-pub use crate::wire::layout::WakeWords;
+pub use crate::wire::layout::{OverwriteWords, WakeWords};
 pub use handoff::*;
 pub use ordered::*;
+pub use overrun::*;
 pub use ring::*;
 pub use wake::*;
 

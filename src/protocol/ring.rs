@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::Word;
 use crate::wire::frame;
-use crate::wire::layout::CURSOR_IDLE;
+use crate::wire::layout::{CURSOR_IDLE, CURSOR_UNTETHERED};
 
 /// Publisher: makes the frame at `pos` visible. Its header and payload must be written.
 #[inline(always)]
@@ -65,7 +65,8 @@ pub struct BadCursor {
 }
 
 /// Publisher at `tail`: how far it may write, given the cursors of the ring's
-/// subscriber slots: `slowest + window`. In fanout mode, idle slots are skipped.
+/// subscriber slots: `slowest + window`. In fanout mode, idle and lossy slots (cursors at
+/// or above `CURSOR_UNTETHERED`) are skipped.
 #[inline]
 pub fn write_limit<'w, W: Word + 'w>(
     tail: u64,
@@ -83,7 +84,7 @@ pub fn write_limit<'w, W: Word + 'w>(
     for (subscriber, cursor) in cursors.into_iter().enumerate() {
         // SYNC POINT ring-release (Acquire side): pairs with `release` and `leave`.
         let cursor = cursor.load(Ordering::Acquire);
-        if fanout && cursor == CURSOR_IDLE {
+        if fanout && cursor >= CURSOR_UNTETHERED {
             continue;
         }
         if cursor > tail || tail - cursor > capacity {

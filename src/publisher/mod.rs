@@ -20,6 +20,7 @@ use crossbeam_utils::CachePadded;
 mod fault;
 mod raw;
 mod room;
+mod tether;
 mod typed;
 mod write;
 
@@ -73,6 +74,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// The channel's global sequence (used in Ordered mode only).
     sequence: ShmPtr<AtomicU64>,
     last_reap: Option<Instant>,
+    /// Fanout with a tether timeout: since when, and at which tail, offers have been
+    /// refused (`tether`).
+    held: Option<(Instant, u64)>,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
@@ -92,6 +96,9 @@ struct WriteState {
     limit: u64,
     published: u64,
     backpressured: u64,
+    /// Fanout: the overwrite frontier last published for lossy subscribers
+    /// (`protocol::advance_frontier`); at least `limit`.
+    frontier: u64,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
@@ -128,6 +135,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 limit: 0,
                 published: 0,
                 backpressured: 0,
+                frontier: shared.publisher_slot(slot).overwrite.frontier.load(Ordering::Relaxed),
             }),
             window: shared.window as u64,
             max_len: shared.max_message_len,
@@ -136,6 +144,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             barrier_reaches_us,
             sequence,
             last_reap: None,
+            held: None,
             slot,
             health: shared.health(),
             shared,

@@ -32,6 +32,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 PublishError::from(self.fault.corrupt(shared, what))
             },
         )?;
+        if K::FANOUT && self.hot.limit > self.hot.frontier {
+            // Before any write past the old frontier: lossy subscribers must know.
+            self.advance_frontier();
+        }
         Ok(())
     }
 
@@ -86,6 +90,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         }
         if self.shared.reap(true).1 > 0 {
             self.refresh_limit()?;
+        }
+        if self.shared.tether_timeout.is_some() {
+            self.demote_stuck_subscribers(now)?;
         }
         Ok(())
     }

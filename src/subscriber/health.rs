@@ -1,7 +1,7 @@
 //! A subscriber's health: noticing a truncated channel, a fork, a corrupt ring, and (Ordered)
 //! numbers lost with a dead publisher.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::Subscriber;
@@ -11,12 +11,24 @@ use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::platform;
 use crate::protocol::{self};
-use crate::wire::layout::SLOT_FREE;
+use crate::region::Shared;
+use crate::wire::layout::{SLOT_FREE, SUBSCRIBER_TETHERED};
 
 /// Consecutive empty polls before the subscriber starts checking, at most every
 /// `HEALTH_INTERVAL`, whether it is stuck on a dead publisher or a corrupt ring.
 pub(super) const HEALTH_AFTER_MISSES: u32 = 2048;
 pub(super) const HEALTH_INTERVAL: Duration = Duration::from_millis(1);
+
+/// What the gap search sees of publisher `ring`: whether it lives, and what it holds.
+pub(super) fn publisher_view(shared: &Shared, ring: usize) -> protocol::PublisherView<'_, AtomicU64> {
+    let slot = shared.publisher_slot(ring);
+    let token = slot.holder.token.load(Ordering::Acquire);
+    protocol::PublisherView {
+        alive: token != SLOT_FREE && platform::token_alive(token),
+        pending: &slot.progress.pending,
+        pending_count: &slot.progress.pending_count,
+    }
+}
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Called while nothing arrives: in Ordered mode, declares lost the numbers that
@@ -46,15 +58,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             return Ok(false);
         }
         let wanted = self.next_sequence;
-        let publisher = |ring| {
-            let slot = shared.publisher_slot(ring);
-            let token = slot.holder.token.load(Ordering::Acquire);
-            protocol::PublisherView {
-                alive: token != SLOT_FREE && platform::token_alive(token),
-                pending: &slot.progress.pending,
-                pending_count: &slot.progress.pending_count,
-            }
-        };
+        let publisher = |ring| publisher_view(shared, ring);
         let sequence = &*shared.hot().sequence;
         let found = protocol::find_gap(wanted, sequence, self, self.readers.len(), publisher);
         let Some(end) = found.map_err(|error| self.gap_error(error))? else {
@@ -82,9 +86,33 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         platform::check_cell(self.health).map_err(|bad| self.fault.unhealthy(&self.shared, bad).into())
     }
 
+    /// A tethered subscriber a publisher may demote: fails with `Demoted` once one did, so
+    /// no view into memory a publisher may be overwriting is handed out.
+    #[inline(always)]
+    pub(super) fn check_tether(&mut self) -> Result<(), ReceiveError> {
+        if self.tether || self.demoted {
+            return self.check_demoted();
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn check_demoted(&mut self) -> Result<(), ReceiveError> {
+        let kind = self.shared.subscriber_slot(self.slot).flow.kind.load(Ordering::Relaxed);
+        if self.tether && kind != SUBSCRIBER_TETHERED {
+            // Stop holding the other publishers back too.
+            self.untether();
+            self.demoted = true;
+        }
+        if self.demoted {
+            return Err(ReceiveError::Demoted);
+        }
+        Ok(())
+    }
+
     /// What the gap search found wrong, as this call's error.
     #[cold]
-    fn gap_error(&self, error: protocol::GapError<ReceiveError>) -> ReceiveError {
+    pub(super) fn gap_error(&self, error: protocol::GapError<ReceiveError>) -> ReceiveError {
         let what = match error {
             protocol::GapError::Head(error) => return error,
             protocol::GapError::CounterOutOfRange { taken } => {

@@ -28,14 +28,17 @@ use crate::message::Payload;
 use crate::protocol::{self};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
-use crate::wire::layout::{MAX_POSITION, ShmPtr, WakeWord};
+use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUBSCRIBER_TETHERED, ShmPtr, WakeWord};
 
 mod health;
+mod lossy;
+mod overrun;
 mod reader;
 mod received;
 mod recv;
 mod select;
 
+pub use lossy::{Copied, Loss, Losses, LossySubscriber};
 pub use received::{MessageInfo, Received, ReceivedBytes};
 
 /// This subscriber's state for one publisher ring.
@@ -46,6 +49,14 @@ struct Reader {
     /// Position last stored to the shared cursor.
     released: u64,
     cursor: ShmPtr<AtomicU64>,
+    /// `CURSOR_UNTETHERED` once this subscriber is lossy (stored with every release, so no
+    /// publisher waits for it), 0 while tethered.
+    untethered: u64,
+    /// FIFO fanout, once known: a position this reader passed and how many messages lie
+    /// before it in the ring, from which a lossy subscriber counts what it missed.
+    mark: Option<(u64, u64)>,
+    /// Raw FIFO fanout: frames moved past since `mark` (typed frames count by position).
+    frames: u64,
 }
 
 /// A subscriber's process-local state that every receive writes. Padded to its own cache
@@ -150,13 +161,21 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     health: &'static AtomicU32,
     /// The full error behind the last broken-channel failure returned.
     fault: FaultRecord,
+    /// Fanout: reads as a lossy subscriber (copies, validated against overwrites).
+    lossy: bool,
+    /// Fanout, tethered, on a channel with a tether timeout: a publisher may demote it.
+    tether: bool,
+    /// A publisher demoted it: borrowing receives refuse (`ReceiveError::Demoted`).
+    demoted: bool,
     _marker: KindMarker<T, M, K>,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
-    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
+    ///
+    /// A `lossy` one (fanout only) is one publishers never wait for.
+    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>, lossy: bool) -> Result<Self> {
         shared.check_health()?;
         let slot = match slot {
             Some(index) => shared.claim_subscriber_slot_at(index)?,
@@ -196,6 +215,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             strategy: Some(Box::new(Adaptive::default())),
             health: shared.health(),
             fault: FaultRecord::default(),
+            lossy: K::FANOUT && lossy,
+            tether: K::FANOUT && !lossy && shared.tether_timeout.is_some(),
+            demoted: false,
             _marker: KindMarker::default(),
             shared,
         };
@@ -210,6 +232,26 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let rings = shared.publishers as usize;
         let mut heads = Vec::with_capacity(rings);
         if K::FANOUT {
+            let kind = if self.lossy {
+                SUBSCRIBER_LOSSY
+            } else {
+                SUBSCRIBER_TETHERED
+            };
+            let flow = &shared.subscriber_slot(self.slot).flow;
+            flow.kind.store(kind, Ordering::Relaxed);
+            flow.missed.store(0, Ordering::Relaxed);
+        }
+        if K::FANOUT && self.lossy {
+            // Publishers never wait for a lossy subscriber, so it needs no join handshake:
+            // what it reads is validated against overwrites. The cursor is for monitors.
+            for ring in 0..rings {
+                let head = protocol::reported_tail(&shared.publisher_slot(ring).progress.tail);
+                protocol::release(&**shared.cursor(self.slot, ring), head | CURSOR_UNTETHERED);
+                heads.push(head);
+            }
+            // As after a join: numbers taken from here on lie past the heads just read.
+            self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
+        } else if K::FANOUT {
             protocol::join(
                 rings,
                 |ring| &shared.publisher_slot(ring).progress.tail,
@@ -251,9 +293,16 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 released: head,
                 // SAFETY: as above.
                 cursor: unsafe { ShmPtr::new(&**shared.cursor(self.slot, ring)) },
+                untethered: if self.lossy { CURSOR_UNTETHERED } else { 0 },
+                mark: None,
+                frames: 0,
             });
         }
         self.readers = readers.into_boxed_slice();
+        if !M::ORDERED && (self.lossy || self.tether) {
+            // What it may miss one day is counted from here.
+            self.count_from_marks()?;
+        }
         Ok(())
     }
 
@@ -322,6 +371,8 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
             for ring in 0..self.shared.publishers as usize {
                 protocol::leave(&**self.shared.cursor(self.slot, ring));
             }
+            let flow = &self.shared.subscriber_slot(self.slot).flow;
+            flow.kind.store(SUBSCRIBER_TETHERED, Ordering::Relaxed);
         } else {
             // Leave everything the next subscriber needs to resume exactly here.
             self.save_resume_point();

@@ -3,13 +3,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Next, Reader, Subscriber};
+use super::{Next, Subscriber};
 use crate::error::Result;
 use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head};
 use crate::wire::frame::{self, Frame};
+use crate::wire::layout::CURSOR_UNTETHERED;
 
 /// Asks for the cache line after the one holding the commit word at `at`, where most of a
 /// frame's payload lies, so that when the commit arrives both lines are already in flight
@@ -48,9 +49,29 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // SAFETY: a committed frame inside the double view; the commit made its header
         // visible.
         let (len, sequence, flags) = unsafe { frame::read_header::<M>(at) };
+        let lost = || {
+            // SAFETY: called only for a frame whose flags say hole and whose length is
+            // HOLE_LEN, so its count lies inside the frame, in the double view.
+            unsafe { frame::read_hole_count::<T, M>(at) }
+        };
+        self.checked_head(ring, len, sequence, flags, lost).map(Some)
+    }
+
+    /// Validates the header read at the head of `ring`, as any value read from shared
+    /// memory: a message of the channel's length, a hole frame (whose count `lost` reads),
+    /// or an error.
+    #[inline(always)]
+    pub(super) fn checked_head(
+        &self,
+        ring: usize,
+        len: usize,
+        sequence: u64,
+        flags: u32,
+        lost: impl FnOnce() -> u64,
+    ) -> Result<Head, ReceiveError> {
         if flags != 0 {
             // Only Ordered frames have flags (FIFO reads them as 0): a hole, or corrupt.
-            return self.peek_hole(ring, at, len, sequence, flags).map(Some);
+            return self.peek_hole(ring, len, sequence, flags, lost);
         }
         let valid = match self.fixed_len {
             Some(fixed) => len == fixed,
@@ -59,7 +80,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if !valid {
             let what = format!(
                 "ring {ring} has a frame at position {} declaring {len} bytes, but this channel's messages are {} bytes",
-                reader.head,
+                self.readers[ring].head,
                 match self.fixed_len {
                     Some(fixed) => format!("exactly {fixed}"),
                     None => format!("at most {}", self.max_len),
@@ -67,20 +88,20 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             );
             return Err(self.fault.corrupt(&self.shared, what).into());
         }
-        Ok(Some(Head { len, sequence }))
+        Ok(Head { len, sequence })
     }
 
-    /// The committed frame at `at`, head of `ring`, whose flags are not 0: a hole frame,
-    /// validated as any length read from shared memory, or an error.
+    /// The committed frame at the head of `ring`, whose flags are not 0: a hole frame (whose
+    /// count `lost` reads), validated as any value read from shared memory, or an error.
     #[cold]
     #[inline(never)]
     fn peek_hole(
         &self,
         ring: usize,
-        at: *const u8,
         len: usize,
         sequence: u64,
         flags: u32,
+        lost: impl FnOnce() -> u64,
     ) -> Result<Head, ReceiveError> {
         let position = self.readers[ring].head;
         if flags != frame::FLAG_HOLE || len != frame::HOLE_LEN {
@@ -91,9 +112,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             );
             return Err(self.fault.corrupt(&self.shared, what).into());
         }
-        // SAFETY: a committed frame inside the double view whose flags say hole and whose
-        // length is HOLE_LEN, so its count lies inside the frame.
-        let lost = unsafe { frame::read_hole_count::<T, M>(at) };
+        let lost = lost();
         // Every number the hole covers was taken, so it ends at or below the counter.
         // Relaxed suffices: the publisher took them before committing (Release), and the
         // commit was loaded with Acquire, so this load sees at least that count.
@@ -140,9 +159,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub(super) fn move_head(&mut self, ring: usize, len: usize) {
         let reader = &mut self.readers[ring];
         reader.head += Frame::<T, M>::len(len) as u64;
+        if K::FANOUT && !M::ORDERED && T::FIXED_LEN.is_none() {
+            // Variable-size frames: what a lossy subscriber missed is counted from here.
+            reader.frames += 1;
+        }
         if reader.head - reader.released >= self.release_every {
             self.save_resume_point();
-            Self::store_cursor(&mut self.readers[ring]);
+            self.store_cursor(ring);
         }
     }
 
@@ -163,10 +186,34 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.resume.get()
     }
 
+    /// Publishes the head of `ring` as its cursor. A tethered subscriber a publisher may
+    /// demote releases only if it was not demoted meanwhile; if it was, it stops holding
+    /// every publisher back.
     #[inline(always)]
-    pub(super) fn store_cursor(reader: &mut Reader) {
-        protocol::release(reader.cursor.get(), reader.head);
+    pub(super) fn store_cursor(&mut self, ring: usize) {
+        let reader = &mut self.readers[ring];
+        if self.tether
+            && reader.untethered == 0
+            && !protocol::release_unless_demoted(reader.cursor.get(), reader.released, reader.head)
+        {
+            self.untether();
+            self.demoted = true;
+            return;
+        }
+        protocol::release(reader.cursor.get(), reader.head | reader.untethered);
         reader.released = reader.head;
+    }
+
+    /// Demoted (or turned lossy): marks every cursor untethered, so no publisher waits for
+    /// this subscriber any more.
+    #[cold]
+    pub(super) fn untether(&mut self) {
+        self.tether = false;
+        for reader in self.readers.iter_mut() {
+            reader.untethered = CURSOR_UNTETHERED;
+            protocol::release(reader.cursor.get(), reader.head | CURSOR_UNTETHERED);
+            reader.released = reader.head;
+        }
     }
 
     /// Tells publishers about all room released so far (done automatically whenever the
@@ -175,9 +222,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if self.readers.iter().any(|r| r.head != r.released) {
             self.save_resume_point();
         }
-        for reader in self.readers.iter_mut() {
-            if reader.head != reader.released {
-                Self::store_cursor(reader);
+        for ring in 0..self.readers.len() {
+            if self.readers[ring].head != self.readers[ring].released {
+                self.store_cursor(ring);
             }
         }
     }

@@ -18,6 +18,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Before reading: an inherited (fork) handle must not move its parent's cursors,
         // even where the fork hook could not replace the mapping.
         self.check_usable()?;
+        self.check_tether()?;
         if let Some(next) = self.find()? {
             self.hot.misses = 0;
             return Ok(Some(next));
@@ -147,6 +148,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize, ReceiveError> {
         self.check_usable()?;
+        self.check_tether()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
@@ -182,6 +184,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     #[inline]
     pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize, ReceiveError> {
         self.check_usable()?;
+        self.check_tether()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };

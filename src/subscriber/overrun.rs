@@ -1,0 +1,386 @@
+//! Reading as a lossy subscriber: every frame is copied out and checked against the
+//! ring's overwrite frontier before anything trusts it; an overrun ring restarts at the
+//! publisher's mark, and what was skipped is counted (FIFO: messages and positions;
+//! Ordered: a gap of sequence numbers).
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+
+use super::health::publisher_view;
+use super::{Next, Subscriber};
+use crate::error::{Error, Result};
+use crate::handle_error::ReceiveError;
+use crate::kind::{Fanout, Mode, Topology};
+use crate::message::Payload;
+use crate::protocol::{self, Head, RingHeads};
+use crate::wire::frame::{self, Frame};
+use crate::wire::layout::MAX_POSITION;
+
+/// Most overruns one receive recovers from before it returns, so a publisher lapping the
+/// subscriber without end (or a hostile frontier) cannot keep a call busy forever.
+const MAX_RECOVERIES: u32 = 8;
+/// Ordered: most frames passed over in one search (as `select`).
+const MAX_SKIPS_PER_SEARCH: u32 = 4096;
+/// Attempts at counting a ring's messages from its mark while the publisher moves it.
+const COUNT_ATTEMPTS: u32 = 1000;
+
+/// What a lossy look at the head of a ring found.
+pub(super) enum Look {
+    /// Nothing committed there yet.
+    Empty,
+    /// The publisher may have overwritten it: what was read is thrown away.
+    Overrun,
+    /// A committed frame, read whole before the publisher could overwrite it.
+    Frame(Head),
+}
+
+/// What one ring's overrun skipped (FIFO).
+pub(super) struct Skipped {
+    pub ring: usize,
+    pub positions: Range<u64>,
+    pub messages: u64,
+}
+
+/// Copies `len` bytes that a publisher may be overwriting: word by word with volatile
+/// reads, never through a reference, so a torn copy is only ever a wrong value, which the
+/// frontier check then throws away.
+///
+/// # Safety
+/// `src` must be 8-aligned and readable for `len` bytes, `dst` writable for `len` bytes.
+unsafe fn copy_volatile(src: *const u8, dst: *mut u8, len: usize) {
+    let words = len / 8;
+    for word in 0..words {
+        // SAFETY: word `word` lies inside both ranges; `src` is 8-aligned (caller).
+        unsafe {
+            let value = src.add(word * 8).cast::<u64>().read_volatile();
+            dst.add(word * 8).cast::<u64>().write_unaligned(value);
+        }
+    }
+    for byte in words * 8..len {
+        // SAFETY: inside both ranges.
+        unsafe { dst.add(byte).write(src.add(byte).read_volatile()) };
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    fn capacity(&self) -> u64 {
+        self.mask + 1
+    }
+
+    /// FIFO: how many messages lie before the head of `ring`, from its mark.
+    fn count_at(&self, ring: usize) -> Option<u64> {
+        let reader = &self.readers[ring];
+        let (position, count) = reader.mark?;
+        let frames = match self.fixed_len {
+            Some(fixed) => (reader.head - position) / Frame::<T, M>::len(fixed) as u64,
+            None => reader.frames,
+        };
+        Some(count + frames)
+    }
+
+    /// FIFO, at join or on turning lossy: finds how many messages lie before each ring's
+    /// head, from the publisher's mark (walking the frames between the two), so that every
+    /// later loss is counted exactly.
+    pub(super) fn count_from_marks(&mut self) -> Result<()> {
+        for ring in 0..self.readers.len() {
+            let mut counted = None;
+            for _ in 0..COUNT_ATTEMPTS {
+                counted = self.count_ring(ring)?;
+                if counted.is_some() {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            let Some(count) = counted else {
+                return Err(self.shared.corrupt(format!(
+                    "ring {ring}'s publisher kept rewriting its restart mark while a lossy subscriber counted from it"
+                )));
+            };
+            let reader = &mut self.readers[ring];
+            reader.mark = Some((reader.head, count));
+            reader.frames = 0;
+        }
+        Ok(())
+    }
+
+    /// One attempt of `count_from_marks` for `ring`: `None` if the publisher overwrote the
+    /// frames counted meanwhile.
+    fn count_ring(&self, ring: usize) -> Result<Option<u64>> {
+        let words = &self.shared.publisher_slot(ring).overwrite;
+        let Some((mark, count)) = protocol::read_mark(&**words) else {
+            return Ok(None);
+        };
+        let head = self.readers[ring].head;
+        let (from, to) = (mark.min(head), mark.max(head));
+        let corrupt = |what: String| -> Error { self.shared.corrupt(what) };
+        if to - from > self.capacity() || !from.is_multiple_of(self.shared.frame_align as u64) {
+            return Err(corrupt(format!(
+                "ring {ring}'s restart mark {mark} is not a frame boundary within a ring of position {head}"
+            )));
+        }
+        let frames = match self.fixed_len {
+            Some(fixed) => (to - from) / Frame::<T, M>::len(fixed) as u64,
+            None => {
+                let mut frames = 0;
+                let mut pos = from;
+                while pos < to {
+                    // SAFETY: `pos & mask` < capacity, 8-aligned: a frame start in the first view.
+                    let at = unsafe { self.readers[ring].base.as_ptr().add((pos & self.mask) as usize) };
+                    // SAFETY: as above.
+                    if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, pos) {
+                        return Ok(None); // overwritten under us (checked below), or torn
+                    }
+                    // SAFETY: a committed frame's length field, inside the double view.
+                    let len = unsafe { frame::read_len(at) }.min(self.max_len);
+                    pos += Frame::<T, M>::len(len) as u64;
+                    frames += 1;
+                }
+                if pos != to {
+                    return Ok(None);
+                }
+                frames
+            }
+        };
+        if protocol::overwritten(&words.frontier, from, self.capacity()) {
+            return Ok(None);
+        }
+        Ok(Some(if mark <= head {
+            count + frames
+        } else {
+            count.saturating_sub(frames)
+        }))
+    }
+}
+
+impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
+    fn frontier(&self, ring: usize) -> &std::sync::atomic::AtomicU64 {
+        &self.shared.publisher_slot(ring).overwrite.frontier
+    }
+
+    /// The frame at the head of `ring`: its header read and up to `dst_len` bytes of its
+    /// payload copied to `dst`, then checked against the frontier; validated only once it
+    /// is known not to be torn.
+    pub(super) fn look(&self, ring: usize, dst: *mut u8, dst_len: usize) -> Result<Look, ReceiveError> {
+        let head = self.readers[ring].head;
+        // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the frame starts
+        // inside the first view, its commit word aligned.
+        let at = unsafe { self.readers[ring].base.as_ptr().add((head & self.mask) as usize) };
+        // SAFETY: as above.
+        if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, head) {
+            // Not this lap's frame: not written yet, or already overwritten by a later lap.
+            let lapped = protocol::overwritten(self.frontier(ring), head, self.capacity());
+            return Ok(if lapped { Look::Overrun } else { Look::Empty });
+        }
+        // SAFETY: a frame inside the double view, committed when we looked; any of it may
+        // be overwritten since, which the frontier check below catches.
+        let (len, sequence, flags) = unsafe { frame::read_header::<M>(at) };
+        let hole = flags == frame::FLAG_HOLE && len == frame::HOLE_LEN;
+        let lost = if hole {
+            // SAFETY: a frame whose flags say hole and whose length is HOLE_LEN has its
+            // count inside it, in the double view.
+            unsafe { frame::read_hole_count::<T, M>(at) }
+        } else {
+            0
+        };
+        // Never past the channel's maximum, which the double view holds.
+        let copy = len.min(self.max_len).min(dst_len);
+        // SAFETY: the payload starts HEADER bytes into the frame, 8-aligned, and `copy`
+        // bytes of it lie inside the double view; `dst` has room for `dst_len` (caller).
+        unsafe { copy_volatile(at.add(Frame::<T, M>::HEADER), dst, copy) };
+        if protocol::overwritten(self.frontier(ring), head, self.capacity()) {
+            return Ok(Look::Overrun);
+        }
+        self.checked_head(ring, len, sequence, flags, || lost).map(Look::Frame)
+    }
+
+    /// Ring `ring` was overrun: moves its head to the publisher's mark, a frame boundary
+    /// it has not overwritten, and returns what was skipped; `None` if no usable mark is
+    /// there yet (look again later).
+    pub(super) fn restart(&mut self, ring: usize) -> Option<Skipped> {
+        let words = &self.shared.publisher_slot(ring).overwrite;
+        let (position, count) = protocol::read_mark(&**words)?;
+        let head = self.readers[ring].head;
+        let usable = position > head
+            && position < MAX_POSITION
+            && position.is_multiple_of(self.shared.frame_align as u64)
+            && !protocol::overwritten(&words.frontier, position, self.capacity());
+        if !usable {
+            return None; // an older mark than the frontier that lapped us: look again
+        }
+        // Positions stay inside one object's range: no overflow below.
+        let messages = match self.count_at(ring) {
+            Some(before) => count.saturating_sub(before),
+            None => 0,
+        };
+        let reader = &mut self.readers[ring];
+        reader.head = position;
+        reader.mark = Some((position, count));
+        reader.frames = 0;
+        self.store_cursor(ring);
+        Some(Skipped {
+            ring,
+            positions: head..position,
+            messages,
+        })
+    }
+
+    /// Lossy FIFO: the next message, its payload copied to `dst` (room for `dst_len`),
+    /// rings taken round robin; overruns are recovered from and passed to `skipped`.
+    pub(super) fn next_lossy_fifo(
+        &mut self,
+        dst: *mut u8,
+        dst_len: usize,
+        mut skipped: impl FnMut(&mut Self, Skipped),
+    ) -> Result<Option<Next>, ReceiveError> {
+        let rings = self.readers.len();
+        let first = self.hot.current.get() + 1;
+        let mut recoveries = 0;
+        for step in 0..rings {
+            let ring = (first + step) % rings;
+            loop {
+                match self.look(ring, dst, dst_len)? {
+                    Look::Frame(Head { len, .. }) => {
+                        self.hot.current.set(ring);
+                        return Ok(Some(Next {
+                            ring,
+                            len,
+                            sequence: 0,
+                            gap_before: 0,
+                        }));
+                    }
+                    Look::Empty => break,
+                    Look::Overrun => {
+                        recoveries += 1;
+                        match self.restart(ring) {
+                            Some(lost) if recoveries <= MAX_RECOVERIES => skipped(self, lost),
+                            Some(lost) => {
+                                skipped(self, lost);
+                                break;
+                            }
+                            None => break,
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Lossy Ordered: the message numbered next (or the first after numbers found lost),
+    /// its payload copied to `dst`. An overrun ring restarts at its mark, and the numbers
+    /// it skipped become a gap as soon as nothing can still deliver them.
+    pub(super) fn next_lossy_ordered(&mut self, dst: *mut u8, dst_len: usize) -> Result<Option<Next>, ReceiveError> {
+        for _ in 0..MAX_RECOVERIES {
+            let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
+            let found = protocol::next_in_order(&mut LossyHeads(self), rings, current, wanted, MAX_SKIPS_PER_SEARCH);
+            let overrun = match found {
+                Ok(None) => return Ok(None),
+                Err(Fault::Receive(error)) => return Err(error),
+                Err(Fault::Overrun(ring)) => ring,
+                Ok(Some((ring, head))) => match self.look(ring, dst, dst_len)? {
+                    Look::Frame(copied) if copied == head => {
+                        self.hot.current.set(ring);
+                        return Ok(Some(Next {
+                            ring,
+                            len: head.len,
+                            sequence: head.sequence,
+                            gap_before: self.gap_before,
+                        }));
+                    }
+                    // The frame the search found cannot change while committed: only an
+                    // overwrite (caught by the frontier) or a hostile peer changes it.
+                    _ => ring,
+                },
+            };
+            if self.restart(overrun).is_some() {
+                self.find_lossy_gap()?;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Lossy Ordered: declares lost the numbers from `next_sequence` on that nothing can
+    /// deliver any more (skipped in an overrun, or taken by a publisher that died).
+    pub(super) fn find_lossy_gap(&mut self) -> Result<bool, ReceiveError> {
+        for _ in 0..MAX_RECOVERIES {
+            let shared = self.shared.clone();
+            let publisher = |ring| publisher_view(&shared, ring);
+            let (wanted, rings) = (self.next_sequence, self.readers.len());
+            match protocol::find_gap(wanted, &*shared.hot().sequence, &LossyHeads(self), rings, publisher) {
+                Ok(None) => return Ok(false),
+                Ok(Some(end)) => {
+                    self.record_gap(wanted..end);
+                    self.publish_missed(self.gaps.missing);
+                    return Ok(true);
+                }
+                Err(protocol::GapError::Head(Fault::Overrun(ring))) => {
+                    self.restart(ring);
+                }
+                Err(protocol::GapError::Head(Fault::Receive(error))) => return Err(error),
+                Err(protocol::GapError::CounterOutOfRange { taken }) => {
+                    return Err(self.gap_error(protocol::GapError::CounterOutOfRange { taken }));
+                }
+                Err(protocol::GapError::NeverTaken { ring, sequence, taken }) => {
+                    return Err(self.gap_error(protocol::GapError::NeverTaken { ring, sequence, taken }));
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether waiting should not sleep: a frame is committed (or overwritten) at a head,
+    /// or (Ordered) a number not yet delivered was taken. Reads only commit words, which
+    /// are atomic: nothing a publisher is overwriting is read, or reported as corrupt.
+    pub(super) fn any_ready_lossy(&self) -> bool {
+        (M::ORDERED && self.shared.hot().sequence.load(Ordering::Relaxed) > self.next_sequence)
+            || (0..self.readers.len()).any(|ring| {
+                let head = self.readers[ring].head;
+                // SAFETY: as in `look`: an aligned frame start in the first view.
+                let at = unsafe { self.readers[ring].base.as_ptr().add((head & self.mask) as usize) };
+                // SAFETY: as above.
+                protocol::is_committed(unsafe { frame::commit_word_at(at) }, head)
+                    || protocol::overwritten(self.frontier(ring), head, self.capacity())
+            })
+    }
+
+    /// Publishes how much this subscriber has missed, for monitors.
+    pub(super) fn publish_missed(&self, missed: u64) {
+        self.shared
+            .subscriber_slot(self.slot)
+            .flow
+            .missed
+            .store(missed, Ordering::Relaxed);
+    }
+}
+
+/// Why a lossy look at a ring head gave no head.
+enum Fault {
+    /// The ring was overrun: restart it.
+    Overrun(usize),
+    Receive(ReceiveError),
+}
+
+/// The protocol's view of a lossy subscriber's ring heads: each head validated against
+/// the frontier, an overrun reported rather than read.
+struct LossyHeads<'s, T: Payload, M: Mode>(&'s mut Subscriber<T, M, Fanout>);
+
+impl<T: Payload, M: Mode> RingHeads for LossyHeads<'_, T, M> {
+    type Error = Fault;
+
+    fn head(&self, ring: usize) -> Result<Option<Head>, Fault> {
+        match self.0.look(ring, std::ptr::null_mut(), 0).map_err(Fault::Receive)? {
+            Look::Empty => Ok(None),
+            Look::Overrun => Err(Fault::Overrun(ring)),
+            Look::Frame(head) => Ok(Some(head)),
+        }
+    }
+
+    fn pass_over(&mut self, ring: usize, head: Head) {
+        RingHeads::pass_over(self.0, ring, head);
+    }
+
+    fn pass_hole(&mut self, ring: usize, head: Head) {
+        RingHeads::pass_hole(self.0, ring, head);
+        self.0.publish_missed(self.0.gaps.missing);
+    }
+}
