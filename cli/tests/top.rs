@@ -50,6 +50,12 @@ fn assert_rates(refresh: &Value, known: bool) {
     }
 }
 
+/// The cells of a line of a text table: two spaces or more apart.
+fn cells(line: &str) -> Vec<String> {
+    let cells = line.split("  ").map(str::trim).filter(|c| !c.is_empty());
+    cells.map(String::from).collect()
+}
+
 /// The child's exit status, under a watchdog: a tool that does not end is a failure.
 fn exit_of(child: &mut Child) -> ExitStatus {
     let limit = Instant::now() + Duration::from_secs(60);
@@ -180,10 +186,6 @@ fn top_text_has_the_columns() {
     let (_, second) = text
         .split_once("refresh 2, rates over the last ")
         .unwrap_or_else(|| panic!("no second refresh:\n{text}"));
-    let cells = |line: &str| -> Vec<String> {
-        let cells = line.split("  ").map(str::trim).filter(|c| !c.is_empty());
-        cells.map(String::from).collect()
-    };
     let rows: Vec<Vec<String>> = second.lines().skip(1).filter(|l| !l.is_empty()).map(cells).collect();
     let me = format!("pid {me}");
     assert_eq!(
@@ -215,6 +217,54 @@ fn top_text_has_the_columns() {
         ],
         "{text}"
     );
+}
+
+#[test]
+fn top_shows_lossy_and_demoted_subscribers_and_their_losses() {
+    let name = unique_name("top-lossy");
+    let config = Config::new(&name)
+        .capacity(4096)
+        .subscribers(3)
+        .tether_timeout(Duration::from_millis(1));
+    let channel = FifoFanout::<Sample>::create(&config).unwrap();
+    let mut lossy = channel.lossy_subscriber().unwrap();
+    // Tethered, and never receives: the publisher demotes it after the timeout.
+    let stuck = channel.subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let total = 4 * 4096 / salias::channel_status(&name).unwrap().frame_len().unwrap() as u64;
+    for seq in 0..total {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+    }
+    // Overrun: it counts what it missed on its first receive.
+    assert!(lossy.try_recv().unwrap().is_some());
+    assert!(lossy.missed() > 0);
+
+    let refresh = &refreshes(&salias(&["top", &name, "--json", "--iterations", "1"]))[0];
+    assert_eq!(u64_at(refresh, "/publishers/0/published"), total);
+    let slot = |index: usize| &refresh["subscribers"][index];
+    let (lossy_slot, stuck_slot) = (slot(lossy.slot()), slot(stuck.slot()));
+    assert_eq!(lossy_slot["kind"], "lossy", "{refresh}");
+    assert_eq!(lossy_slot["demoted"], false);
+    assert_eq!(lossy_slot["missed"], lossy.missed());
+    assert_eq!(stuck_slot["kind"], "lossy", "{refresh}");
+    assert_eq!(stuck_slot["demoted"], true);
+    assert_eq!(slot(2)["holder"]["state"], "free");
+
+    let text = stdout(&salias(&["top", &name, "--iterations", "1"]));
+    // KIND is the third cell, MISSED the eighth.
+    let row = |slot: usize| -> Vec<String> {
+        let row = text.lines().skip_while(|l| !l.starts_with("SUBSCRIBER")).nth(slot + 1);
+        let row = row.unwrap_or_else(|| panic!("no row for subscriber slot {slot}:\n{text}"));
+        cells(row)
+    };
+    let (lossy_row, stuck_row) = (row(lossy.slot()), row(stuck.slot()));
+    assert_eq!(
+        (&*lossy_row[2], &*lossy_row[7]),
+        ("lossy", &*lossy.missed().to_string()),
+        "{text}"
+    );
+    assert_eq!(stuck_row[2], "lossy (demoted)", "{text}");
+    assert_eq!(row(2)[2], "-", "{text}");
 }
 
 #[test]
