@@ -135,7 +135,8 @@ const SHOW_JSON: &str = "With --json, each line has the fields of salias::Channe
 kind, message_type {name, size}, recorded_type {name, size, align, layout_hash, schema_version}, capacity, \
 max_message_size, frame_len, owner {state, pid}, stale, owner_uid, mode, sequence, publishers [{slot, holder, \
 position, published, backpressured, pending}], subscribers [{slot, holder, cursors, backlog_bytes, \
-backlog_messages, kind (tethered or lossy), demoted, missed}]; null where a value does not apply (raw channels have no message_type).";
+backlog_messages, kind (tethered or lossy), demoted, missed}]; null where a value does not apply (raw channels \
+have no message_type).";
 /// `--help` of `top`.
 const TOP_JSON: &str = "Redraws the screen on a terminal; appends refreshes to a pipe or file. Ends with exit \
 code 0 after --iterations refreshes or on Ctrl-C, and 1 if the channel cannot be read or disappears.
@@ -143,8 +144,9 @@ code 0 after --iterations refreshes or on Ctrl-C, and 1 if the channel cannot be
 With --json, each line has: name, refresh (1, 2, ...), time (Unix seconds), seconds (since the previous \
 refresh; null for the first), kind, owner, frame_len, sequence, publishers [{slot, holder, published, position, \
 backpressured, rate, rate_bytes, backpressured_rate}], subscribers [{slot, holder, lag_messages, lag_bytes, rate, \
-rate_bytes, kind, demoted, missed, missed_rate}]. Rates are per second since the previous refresh, null at the first refresh and where a slot changed \
-hands; lags are what a subscriber has not yet released of every publisher's ring, summed.";
+rate_bytes, kind, demoted, missed, missed_rate}]. Rates are per second since the previous refresh, null at the \
+first refresh and where a slot changed hands; lags are what a subscriber has not yet released of every \
+publisher's ring, summed.";
 
 fn parse_uid(value: &str) -> Result<u32, String> {
     value
@@ -154,10 +156,11 @@ fn parse_uid(value: &str) -> Result<u32, String> {
 
 /// Seconds between refreshes: at least 0.01 (a busy loop is no view), at most a day.
 fn parse_interval(value: &str) -> Result<Duration, String> {
-    let problem = || format!("expected seconds between refreshes, from 0.01 to 86400, e.g. 0.5, not {value:?}");
     match value.parse::<f64>() {
         Ok(seconds) if (0.01..=86_400.0).contains(&seconds) => Ok(Duration::from_secs_f64(seconds)),
-        _ => Err(problem()),
+        _ => Err(format!(
+            "expected seconds between refreshes, from 0.01 to 86400, e.g. 0.5, not {value:?}"
+        )),
     }
 }
 

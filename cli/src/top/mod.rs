@@ -52,7 +52,8 @@ pub(crate) fn top(name: &str, trust: &Trust, watch: &Watch) -> Done {
             Ok(status) => status,
             Err(Error::NotFound { .. }) if previous.is_some() => {
                 eprintln!(
-                    "salias: {name:?}: the channel disappeared after {} refresh(es): it was removed (its owner dropped it, or `salias remove-stale` removed it)",
+                    "salias: {name:?}: the channel disappeared after {} refresh(es): it was removed (its owner \
+                     dropped it, or `salias remove-stale` removed it)",
                     refresh - 1
                 );
                 return Done::WithProblems;
