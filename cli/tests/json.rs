@@ -103,6 +103,7 @@ fn list_json_summarises_each_channel() {
     // Every channel on the machine is listed, other tests' too: some may be unreadable
     // (exit code 1, each reported on stderr), but never ours.
     let output = salias(&["list", "--json"]);
+    salias::remove(&kept).unwrap(); // before any assertion, so that a failure leaves nothing behind
     let reported = stderr(&output);
     assert!(!reported.contains(&live) && !reported.contains(&kept), "{reported}");
     let printed = json_lines(&output);
@@ -150,5 +151,4 @@ fn list_json_summarises_each_channel() {
             "{line}"
         );
     }
-    salias::remove(&kept).unwrap();
 }
