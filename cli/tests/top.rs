@@ -397,3 +397,15 @@ fn ctrl_c_ends_top_cleanly() {
     );
     drop(channel);
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_top_cleanly() {
+    let name = unique_name("top-pipe");
+    let _channel = FifoFanout::<Sample>::create(&Config::new(&name)).unwrap();
+    let (mut top, lines) = watching(&name);
+    drop(lines); // as `salias top NAME --json | head -1` does
+    assert_eq!(exit_of(&mut top.0).code(), Some(0));
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut top.0.stderr.take().unwrap(), &mut said).unwrap();
+    assert_eq!(said, "", "no panic, no message");
+}
