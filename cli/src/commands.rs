@@ -1,7 +1,10 @@
-//! The three commands, over the library's status API: what each prints, and how a problem
+//! `list`, `show` and `remove-stale`, over the library's status API: what each prints, and how a problem
 //! with one channel is reported while the others are still handled.
 
 use salias::{ChannelStatus, Error, SlotHolder, Trust};
+
+use crate::json::{self, Held, Listed, Shown};
+use crate::table;
 
 /// How a command that handles several channels ended.
 pub(crate) enum Done {
@@ -10,85 +13,83 @@ pub(crate) enum Done {
     WithProblems,
 }
 
-fn report(name: &str, problem: &Error) {
+pub(crate) fn report(name: &str, problem: &Error) {
     eprintln!("salias: {name:?}: {problem}");
 }
 
-pub(crate) fn list(trust: &Trust) -> salias::Result<Done> {
+pub(crate) fn list(trust: &Trust, json: bool) -> salias::Result<Done> {
     let names = salias::list_channels()?;
-    let mut rows = vec![[
-        "NAME".to_owned(),
-        "KIND".to_owned(),
-        "OWNER".to_owned(),
-        "PUBLISHERS".to_owned(),
-        "SUBSCRIBERS".to_owned(),
-        "MAX BACKLOG".to_owned(),
-    ]];
+    let mut rows = vec![
+        ["NAME", "KIND", "OWNER", "PUBLISHERS", "SUBSCRIBERS", "MAX BACKLOG"]
+            .map(String::from)
+            .to_vec(),
+    ];
     let mut done = Done::Clean;
     for name in names {
-        let row = match salias::channel_status_with(&name, trust) {
-            Ok(status) if !status.initialised => [
-                name,
-                "(creation never finished)".into(),
-                owner_summary(&status),
-                String::new(),
-                String::new(),
-                String::new(),
-            ],
-            Ok(status) => [
-                name,
-                status.kind.clone(),
-                owner_summary(&status),
-                held(status.publishers.iter().map(|p| p.holder)),
-                held(status.subscribers.iter().map(|s| s.holder)),
-                backlog(
-                    &status,
-                    status.subscribers.iter().map(|s| s.backlog_bytes).max().unwrap_or(0),
-                ),
-            ],
+        let status = match salias::channel_status_with(&name, trust) {
+            Ok(status) => Some(status),
             // Removed since it was listed.
             Err(Error::NotFound { .. }) => continue,
-            Err(Error::Initializing { .. }) => [
-                name,
-                "(being created)".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ],
+            Err(Error::Initializing { .. }) => None,
             Err(problem) => {
                 report(&name, &problem);
                 done = Done::WithProblems;
                 continue;
             }
         };
+        if json {
+            let listed = match &status {
+                Some(status) => Listed::ready(status),
+                None => Listed::being_created(&name),
+            };
+            if json::line(&listed).is_err() {
+                // Nobody reads any more (a closed pipe): nothing left to do.
+                return Ok(done);
+            }
+            continue;
+        }
+        let row = match status {
+            Some(status) if !status.initialised => {
+                vec![name, "(creation never finished)".into(), owner_summary(&status)]
+            }
+            Some(status) => vec![
+                name,
+                status.kind.clone(),
+                owner_summary(&status),
+                Held::of(status.publishers.iter().map(|p| p.holder)).summary(),
+                Held::of(status.subscribers.iter().map(|s| s.holder)).summary(),
+                backlog(
+                    &status,
+                    status.subscribers.iter().map(|s| s.backlog_bytes).max().unwrap_or(0),
+                ),
+            ],
+            None => vec![name, "(being created)".into()],
+        };
         rows.push(row);
+    }
+    if json {
+        return Ok(done);
     }
     if rows.len() == 1 {
         println!("no salias channels");
         return Ok(done);
     }
-    let widths: Vec<usize> = (0..6)
-        .map(|column| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0))
-        .collect();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:width$}"))
-            .collect();
-        println!("{}", cells.join("  ").trim_end());
-    }
+    print!("{}", table::render(&rows));
     Ok(done)
 }
 
-pub(crate) fn show(names: &[String], trust: &Trust) -> salias::Result<Done> {
+pub(crate) fn show(names: &[String], trust: &Trust, json: bool) -> salias::Result<Done> {
     let mut done = Done::Clean;
     for (index, name) in names.iter().enumerate() {
-        if index > 0 {
+        if index > 0 && !json {
             println!();
         }
         match salias::channel_status_with(name, trust) {
+            Ok(status) if json => {
+                if json::line(&Shown::new(&status)).is_err() {
+                    return Ok(done);
+                }
+            }
             Ok(status) => print_status(name, &status),
             Err(problem) => {
                 report(name, &problem);
@@ -107,14 +108,11 @@ fn print_status(name: &str, status: &ChannelStatus) {
         );
         return;
     }
-    let carries = match &status.message_type {
-        // The type name comes from shared memory: print it escaped.
-        Some((type_name, size)) => format!("{} ({size} bytes)", type_name.escape_debug()),
-        None => format!("raw messages of up to {} bytes", status.max_message_size),
-    };
     println!(
-        "channel {name:?}: {} of {carries}, rings of {} bytes",
-        status.kind, status.capacity
+        "channel {name:?}: {} of {}, rings of {} bytes",
+        status.kind,
+        carries(status),
+        status.capacity
     );
     println!(
         "owner: {}; objects of user {}, mode {:04o}",
@@ -149,6 +147,15 @@ fn print_status(name: &str, status: &ChannelStatus) {
             line += &format!(", backlog {}", backlog(status, subscriber.backlog_bytes));
         }
         println!("{line}");
+    }
+}
+
+/// What a channel carries: "Tick (8 bytes)" or "raw messages of up to 100 bytes".
+pub(crate) fn carries(status: &ChannelStatus) -> String {
+    match &status.message_type {
+        // The type name comes from shared memory: print it escaped.
+        Some((type_name, size)) => format!("{} ({size} bytes)", type_name.escape_debug()),
+        None => format!("raw messages of up to {} bytes", status.max_message_size),
     }
 }
 
@@ -191,7 +198,7 @@ pub(crate) fn remove_stale(named: &[String], trust: &Trust) -> salias::Result<Do
     Ok(done)
 }
 
-fn owner_summary(status: &ChannelStatus) -> String {
+pub(crate) fn owner_summary(status: &ChannelStatus) -> String {
     match status.owner {
         SlotHolder::Free => "none (kept)".into(),
         SlotHolder::Alive { pid } => format!("pid {pid}"),
@@ -199,29 +206,10 @@ fn owner_summary(status: &ChannelStatus) -> String {
     }
 }
 
-/// "held of slots" for a table of slot holders, with dead holders counted apart.
-fn held(holders: impl Iterator<Item = SlotHolder>) -> String {
-    let (mut alive, mut dead, mut slots) = (0, 0, 0);
-    for holder in holders {
-        slots += 1;
-        match holder {
-            SlotHolder::Alive { .. } => alive += 1,
-            SlotHolder::Dead { .. } => dead += 1,
-            SlotHolder::Free => {}
-        }
-    }
-    if dead > 0 {
-        format!("{alive}/{slots} (+{dead} dead)")
-    } else {
-        format!("{alive}/{slots}")
-    }
-}
-
 /// Bytes, and messages where the channel's messages have one size.
 fn backlog(status: &ChannelStatus, bytes: u64) -> String {
-    match status.frame_len() {
-        Some(frame) => {
-            let messages = bytes / frame as u64;
+    match json::messages(status, bytes) {
+        Some(messages) => {
             let noun = if messages == 1 { "message" } else { "messages" };
             format!("{messages} {noun} ({bytes} bytes)")
         }

@@ -1,9 +1,12 @@
 //! The `salias` tool: lists the channels on this machine, shows a channel's live state
-//! slot by slot, and removes channels whose owner died without removing them.
+//! slot by slot, watches one refresh by refresh, and removes channels whose owner died
+//! without removing them.
 //!
 //! ```text
-//! salias list                     every channel: kind, owner, slots held, backlog
-//! salias show NAME...             a channel's live state, slot by slot
+//! salias list [--json]            every channel: kind, owner, slots held, backlog
+//! salias show [--json] NAME...    a channel's live state, slot by slot
+//! salias top [--json] NAME        the same, refreshed every --interval seconds (1), with
+//!                                 rates; --iterations N stops after N refreshes
 //! salias remove-stale [NAME...]   removes the named channels if their owner died;
 //!                                 without names, every such channel
 //! ```
@@ -11,7 +14,8 @@
 //! It reads control blocks without connecting and takes no slot; only `remove-stale`
 //! changes anything, and only what `salias::remove_stale` would. A problem with one
 //! channel is reported and the others are still handled; the exit code is then 1. A
-//! command line it cannot use exits with 2.
+//! command line it cannot use exits with 2. `--json` prints one JSON object a line, with
+//! the fields README.md ("Seeing and cleaning up channels") lists.
 //!
 //! Like `connect`, it reads only channels of its own user unless told to trust others
 //! with `--trust-uid UID` (repeatable) or `--trust-any-user`.
@@ -20,8 +24,13 @@
 //! it as a peer process built from the same sources as the code under test.
 
 mod commands;
+mod json;
+mod table;
+mod top;
 
 use std::ffi::OsString;
+use std::num::NonZeroU64;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use salias::Trust;
@@ -61,16 +70,48 @@ struct TrustArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Every channel: kind, owner, slots held, largest backlog
+    #[command(after_long_help = LIST_JSON)]
     List {
+        /// One JSON object per channel, a line each
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         trust: TrustArgs,
     },
     /// A channel's live state, slot by slot: holder pid (alive or dead), published,
     /// refused offers, backlog
+    #[command(after_long_help = SHOW_JSON)]
     Show {
         /// Channels to show
         #[arg(value_name = "NAME", required = true)]
         names: Vec<OsString>,
+        /// One JSON object per channel, a line each
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// A channel's slots refreshed every second: rates, refused offers, lag, kinds, losses
+    ///
+    /// Per publisher slot: holder, messages published, messages and bytes per second since
+    /// the previous refresh, offers refused (total and per second). Per subscriber slot:
+    /// holder, kind (tethered or lossy), messages and bytes released per second, lag behind
+    /// every publisher's tail (messages and bytes), messages missed (total and per second).
+    /// Until Ctrl-C, or --iterations refreshes.
+    #[command(after_long_help = TOP_JSON)]
+    Top {
+        /// Channel to watch
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// Seconds between refreshes, e.g. 0.5
+        #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+        interval: Duration,
+        /// Stop after N refreshes (default: run until Ctrl-C)
+        #[arg(long, value_name = "N", value_parser = parse_iterations)]
+        iterations: Option<NonZeroU64>,
+        /// One JSON object per refresh, a line each (never redrawn)
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         trust: TrustArgs,
     },
@@ -85,10 +126,48 @@ enum Command {
     },
 }
 
+/// `--help` of `list`: the fields of `--json`, described in full in README.md.
+const LIST_JSON: &str = "With --json, each line has: name, state (ready, being_created, creation_unfinished), \
+kind, owner {state: free|alive|dead, pid}, publishers and subscribers {slots, alive, dead}, max_backlog_bytes, \
+max_backlog_messages (null for raw channels); a value not known for the channel's state is null.";
+/// `--help` of `show`.
+const SHOW_JSON: &str = "With --json, each line has the fields of salias::ChannelStatus: name, initialised, \
+kind, message_type {name, size}, recorded_type {name, size, align, layout_hash, schema_version}, capacity, \
+max_message_size, frame_len, owner {state, pid}, stale, owner_uid, mode, sequence, publishers [{slot, holder, \
+position, published, backpressured, pending}], subscribers [{slot, holder, cursors, backlog_bytes, \
+backlog_messages, kind (tethered or lossy), demoted, missed}]; null where a value does not apply (raw channels \
+have no message_type).";
+/// `--help` of `top`.
+const TOP_JSON: &str = "Redraws the screen on a terminal; appends refreshes to a pipe or file. Ends with exit \
+code 0 after --iterations refreshes or on Ctrl-C, and 1 if the channel cannot be read or disappears.
+
+With --json, each line has: name, refresh (1, 2, ...), time (Unix seconds), seconds (since the previous \
+refresh; null for the first), kind, owner, frame_len, sequence, publishers [{slot, holder, published, position, \
+backpressured, rate, rate_bytes, backpressured_rate}], subscribers [{slot, holder, lag_messages, lag_bytes, rate, \
+rate_bytes, kind, demoted, missed, missed_rate}]. Rates are per second since the previous refresh, null at the \
+first refresh and where a slot changed hands; lags are what a subscriber has not yet released of every \
+publisher's ring, summed.";
+
 fn parse_uid(value: &str) -> Result<u32, String> {
     value
         .parse()
         .map_err(|_| format!("expected a numeric user id, e.g. 1000, not {value:?}"))
+}
+
+/// Seconds between refreshes: at least 0.01 (a busy loop is no view), at most a day.
+fn parse_interval(value: &str) -> Result<Duration, String> {
+    match value.parse::<f64>() {
+        Ok(seconds) if (0.01..=86_400.0).contains(&seconds) => Ok(Duration::from_secs_f64(seconds)),
+        _ => Err(format!(
+            "expected seconds between refreshes, from 0.01 to 86400, e.g. 0.5, not {value:?}"
+        )),
+    }
+}
+
+fn parse_iterations(value: &str) -> Result<NonZeroU64, String> {
+    value
+        .parse()
+        .map_err(|_| format!("expected a number of refreshes, at least 1, e.g. 10, not {value:?}"))
 }
 
 /// The exit code of a command line the tool could not use.
@@ -108,9 +187,26 @@ where
         Err(error) => return parse_error(&error),
     };
     let outcome = match cli.command {
-        Command::List { trust } => commands::list(&cli.trust.and(trust)),
-        Command::Show { names, trust } => match utf8(names) {
-            Ok(names) => commands::show(&names, &cli.trust.and(trust)),
+        Command::List { json, trust } => commands::list(&cli.trust.and(trust), json),
+        Command::Show { names, json, trust } => match utf8(names) {
+            Ok(names) => commands::show(&names, &cli.trust.and(trust), json),
+            Err(code) => return code,
+        },
+        Command::Top {
+            name,
+            interval,
+            iterations,
+            json,
+            trust,
+        } => match utf8(vec![name]) {
+            Ok(names) => {
+                let watch = top::Watch {
+                    interval,
+                    iterations,
+                    json,
+                };
+                Ok(top::top(&names[0], &cli.trust.and(trust), &watch))
+            }
             Err(code) => return code,
         },
         Command::RemoveStale { names, trust } => match utf8(names) {
@@ -193,7 +289,7 @@ mod tests {
             &["show", "--trust-uid", "1000", "a", "--trust-uid=1001"][..],
         ] {
             let cli = parse(args).unwrap();
-            let Command::Show { names, trust } = cli.command else {
+            let Command::Show { names, trust, .. } = cli.command else {
                 panic!("{args:?} is not show")
             };
             assert_eq!(names, [OsString::from("a")]);

@@ -5,27 +5,13 @@
 // shared rather than forked.
 #[path = "../../tests/support/mod.rs"]
 mod support;
+mod tool;
 
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use salias::{Config, Error, FifoFanout, OrderedMpsc, RawFifoMpsc, SlotHolder};
 use support::{KillOnDrop, Sample, arg, role, spawn, unique_name};
-
-fn salias(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_salias"))
-        .args(args)
-        .output()
-        .expect("run the salias tool")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use tool::{salias, stderr, stdout};
 
 #[test]
 fn status_reports_slots_positions_and_backlog() {
