@@ -134,6 +134,7 @@ pub mod protocol;
 #[cfg(not(any(loom, feature = "testing")))]
 mod protocol;
 mod publisher;
+mod readiness;
 mod region;
 mod status;
 mod subscriber;
@@ -201,6 +202,13 @@ pub mod __private {
     #[cfg(feature = "testing")]
     pub fn set_connect_init_wait(wait: std::time::Duration) {
         crate::region::set_init_wait(wait);
+    }
+
+    /// How many times subscribers of this process have woken publishers waiting for
+    /// room: each is one futex call on a release.
+    #[cfg(feature = "testing")]
+    pub fn room_wakes() -> u64 {
+        crate::readiness::room_wakes()
     }
 
     /// The shared-memory object names behind a channel name: control block, rings. For

@@ -1,9 +1,9 @@
-//! How a blocking call waits: spin, yield, or sleep in the kernel until a publisher wakes it.
+//! How a blocking call waits: spin, yield, or sleep in the kernel until a peer wakes it.
 //!
 //! A strategy is asked to wait each time the awaited condition (a message to receive, room
 //! to publish) was not met. It may spin, yield, or [`Park::park`], which sleeps until a
-//! publisher commits (subscribers) or for a short nap (publishers), never past the call's
-//! deadline.
+//! publisher commits (subscribers) or a subscriber releases room (publishers), never past
+//! the call's deadline.
 
 use std::time::{Duration, Instant};
 
@@ -190,9 +190,9 @@ pub struct Park<'a> {
     deadline: Option<Instant>,
 }
 
-/// Longest kernel sleep when nothing can wake the sleeper reliably: publishers waiting for
-/// room (subscribers do not wake them), or a kernel without expedited membarrier.
-const NAP: Duration = Duration::from_micros(200);
+/// Longest kernel sleep when nothing can wake the sleeper reliably: a kernel without
+/// expedited membarrier (and an armed readiness descriptor there re-checks this often).
+pub(crate) const NAP: Duration = Duration::from_micros(200);
 
 /// Sleeps up to this long skip the process-wide barrier that makes a publisher's wake-up
 /// certain (it costs microseconds and interrupts every core running a publisher). A

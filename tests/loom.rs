@@ -26,6 +26,8 @@
 //! membarrier, which loom cannot express, is a SeqCst fence on the sleeper's thread and,
 //! for a publisher it reaches, on the publisher's thread where the barrier lands. A sleep
 //! that skips the barrier is shown to be able to miss a wake-up, which is why it is short.
+//! The same models run a watched handle arming its readiness descriptor
+//! (`protocol::arm`, then its watcher's wait), for messages and, roles swapped, for room.
 //!
 //! Run: `scripts/loom` (it sets `RUSTFLAGS="--cfg loom"` and builds in release mode).
 
@@ -506,16 +508,28 @@ enum PublisherSide {
     Unreached,
 }
 
+/// How the subscriber in `wake_model` gets ready to sleep.
+#[derive(Clone, Copy)]
+enum Sleeper {
+    /// A parked `recv`: `wait::Park::park`'s steps, written out (announce, barrier, look).
+    Park,
+    /// A watched subscriber arming its descriptor: `protocol::arm` itself, with the
+    /// watcher's wait (on the futex word, for the `seen` that `arm` returns) after it.
+    Arm,
+}
+
 /// Two publishers each commit a message and wake sleepers; one subscriber sleeps up to
 /// twice, running the steps of `wait::Park::park` in its order (announce, barrier, last
-/// look, sleep). `barrier` says whether the sleeper takes its barrier (a long park with
-/// membarrier: on the sleeper's own thread a full fence, modelled as a SeqCst fence) or
-/// skips it (a park of at most `SHORT_PARK`). Loom has no futex, so "asleep" is waiting
-/// for the futex word to move; a lost wake-up, the subscriber asleep with both publishers
-/// done and the word where it left it, panics with "lost wake-up". It covers the wake
-/// claim for one sleeper: a publisher skips its wake only after another has claimed it
-/// since the sleeper's last announcement.
-fn wake_model(side: PublisherSide, barrier: bool) {
+/// look, sleep), or arming as a watched subscriber does (`Sleeper`). `barrier` says
+/// whether the sleeper takes its barrier (a long park with membarrier: on the sleeper's
+/// own thread a full fence, modelled as a SeqCst fence) or skips it (a park of at most
+/// `SHORT_PARK`). Loom has no futex, so "asleep" is waiting for the futex word to move;
+/// a lost wake-up, the subscriber asleep with both publishers done and the word where it
+/// left it, panics with "lost wake-up". It covers the wake claim for one sleeper: a
+/// publisher skips its wake only after another has claimed it since the sleeper's last
+/// announcement. An armed subscriber's watcher, woken, leaves its sleep and signals the
+/// descriptor; the subscriber then looks again, as the loop it serves does.
+fn wake_model(side: PublisherSide, barrier: bool, sleeper: Sleeper) {
     check(move || {
         let wake = Arc::new(WakeWords::<AtomicU32>::default());
         let commits = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
@@ -538,18 +552,35 @@ fn wake_model(side: PublisherSide, barrier: bool) {
             if ready() {
                 break;
             }
-            let seen = protocol::announce_sleep(&wake);
-            if barrier {
-                fence(Ordering::SeqCst);
-            }
-            if !ready() {
-                while wake.seq.load(Ordering::Acquire) == seen {
-                    if done.load(Ordering::Acquire) == 2 {
-                        assert_ne!(wake.seq.load(Ordering::Acquire), seen, "lost wake-up");
+            let seen = match sleeper {
+                Sleeper::Park => {
+                    let seen = protocol::announce_sleep(&wake);
+                    if barrier {
+                        fence(Ordering::SeqCst);
                     }
-                    thread::yield_now();
+                    if ready() {
+                        protocol::leave_sleep(&wake);
+                        continue;
+                    }
+                    seen
                 }
-            }
+                Sleeper::Arm => {
+                    let took_barrier = || {
+                        if barrier {
+                            fence(Ordering::SeqCst);
+                        }
+                        barrier
+                    };
+                    match protocol::arm(&wake, took_barrier, ready) {
+                        protocol::Armed::Ready => continue,
+                        protocol::Armed::Sleeping { seen, reliable } => {
+                            assert_eq!(reliable, barrier);
+                            seen
+                        }
+                    }
+                }
+            };
+            sleep_while_unmoved(&wake, seen, &done, 2);
             protocol::leave_sleep(&wake);
         }
         for publisher in publishers {
@@ -558,9 +589,20 @@ fn wake_model(side: PublisherSide, barrier: bool) {
     });
 }
 
+/// Asleep on the futex word: waits for it to move past `seen`, panicking with "lost
+/// wake-up" if all `wakers` are done and it has not.
+fn sleep_while_unmoved(wake: &WakeWords<AtomicU32>, seen: u32, done: &AtomicU32, wakers: u32) {
+    while wake.seq.load(Ordering::Acquire) == seen {
+        if done.load(Ordering::Acquire) == wakers {
+            assert_ne!(wake.seq.load(Ordering::Acquire), seen, "lost wake-up");
+        }
+        thread::yield_now();
+    }
+}
+
 #[test]
 fn sleeping_subscriber_is_always_woken() {
-    wake_model(PublisherSide::Reached, true);
+    wake_model(PublisherSide::Reached, true, Sleeper::Park);
 }
 
 /// The path that runs where membarrier does not reach the publisher (macOS, the portable
@@ -568,7 +610,7 @@ fn sleeping_subscriber_is_always_woken() {
 /// publisher's fence is the real `full_fence`.
 #[test]
 fn sleeping_subscriber_is_woken_by_a_fenced_publisher() {
-    wake_model(PublisherSide::Unreached, true);
+    wake_model(PublisherSide::Unreached, true, Sleeper::Park);
 }
 
 /// Without the sleeper's barrier a wake-up can be lost even against a fully fenced
@@ -579,7 +621,73 @@ fn sleeping_subscriber_is_woken_by_a_fenced_publisher() {
 #[test]
 #[should_panic(expected = "lost wake-up")]
 fn a_sleep_without_the_barrier_can_miss_a_wake_up() {
-    wake_model(PublisherSide::Unreached, false);
+    wake_model(PublisherSide::Unreached, false, Sleeper::Park);
+}
+
+/// A watched subscriber that arms (drain, `protocol::arm`, hand `seen` to the watcher):
+/// either its last look finds the commit or the watcher is woken.
+#[test]
+fn an_armed_subscriber_is_always_signalled() {
+    wake_model(PublisherSide::Reached, true, Sleeper::Arm);
+}
+
+#[test]
+fn an_armed_subscriber_is_signalled_by_a_fenced_publisher() {
+    wake_model(PublisherSide::Unreached, true, Sleeper::Arm);
+}
+
+/// Arming without the barrier can miss a wake-up, as a short park can: why the watcher
+/// re-checks such a handle after every `NAP`. The model must keep finding it.
+#[test]
+#[should_panic(expected = "lost wake-up")]
+fn arming_without_the_barrier_can_miss_a_wake_up() {
+    wake_model(PublisherSide::Unreached, false, Sleeper::Arm);
+}
+
+/// The room direction: a publisher whose ring is full (capacity 1, one frame written,
+/// the subscriber's cursor before it) arms on the room line, its last look the write
+/// limit; the subscriber releases the frame and looks for sleepers on the room line, as
+/// `Subscriber::release_all` does. Either the publisher's look finds the room or its
+/// watcher is woken, and then the room is visible.
+fn room_model(side: PublisherSide) {
+    check(move || {
+        let room = Arc::new(WakeWords::<AtomicU32>::default());
+        let ring = Arc::new(Ring::new(1, 1, 0));
+        let done = Arc::new(AtomicU32::new(0));
+        let subscriber = {
+            let (room, ring, done) = (room.clone(), ring.clone(), done.clone());
+            thread::spawn(move || {
+                protocol::release(&ring.cursors[0], 1);
+                let reached = matches!(side, PublisherSide::Reached);
+                if protocol::sleepers_present(&room, reached) && protocol::claim_wake(&room) {
+                    protocol::bump_wake(&room);
+                }
+                done.fetch_add(1, Ordering::Release);
+            })
+        };
+        // The next frame would end at 2; the limit is the cursor plus the capacity.
+        let room_for_next = || protocol::write_limit(1, 1, 1, false, &ring.cursors).unwrap() >= 2;
+        let barrier = || {
+            fence(Ordering::SeqCst);
+            true
+        };
+        if let protocol::Armed::Sleeping { seen, .. } = protocol::arm(&room, barrier, room_for_next) {
+            sleep_while_unmoved(&room, seen, &done, 1);
+            protocol::leave_sleep(&room);
+            assert!(room_for_next(), "woken without the room");
+        }
+        subscriber.join().unwrap();
+    });
+}
+
+#[test]
+fn an_armed_publisher_is_always_signalled_when_room_appears() {
+    room_model(PublisherSide::Reached);
+}
+
+#[test]
+fn an_armed_publisher_is_signalled_by_a_fenced_subscriber() {
+    room_model(PublisherSide::Unreached);
 }
 
 /// Two subscribers sleep on one channel's wake words while one publisher commits: the

@@ -59,5 +59,38 @@ pub fn claim_wake<A: Word32>(wake: &WakeWords<A>) -> bool {
 /// Publisher that claimed the wake: moves the futex word past the `seen` of every sleeper
 /// that cleared the claim before it was taken.
 pub fn bump_wake<A: Word32>(wake: &WakeWords<A>) {
+    // SYNC POINT wake-bump (waker side): what the waker committed or released before
+    // its bump is visible to a readiness watcher that loads the moved word with Acquire
+    // (`readiness::watcher`), and through the descriptor it signals, to the handle.
     wake.seq.fetch_add(1, Ordering::Release);
+}
+
+/// What arming a watched handle found (`readiness`): ready already, its sleep left; or
+/// registered as a sleeper that must be woken when `seq` moves past `seen`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Armed {
+    /// The last look found what the handle waits for; it is no longer a sleeper.
+    Ready,
+    /// Still registered: wait while `seq == seen`, then `leave_sleep`. `reliable` says
+    /// whether the sleeper's barrier ran; if not, a racing commit may not wake it.
+    Sleeping {
+        /// The futex value to wait on.
+        seen: u32,
+        /// Whether a waker is certain to move `seq`.
+        reliable: bool,
+    },
+}
+
+/// A watched handle that found nothing: the steps of a long sleep (`wait::Park::park`)
+/// up to, not including, the wait itself: announce, the sleeper's barrier, one more look.
+pub fn arm<A: Word32>(wake: &WakeWords<A>, barrier: impl FnOnce() -> bool, ready: impl FnOnce() -> bool) -> Armed {
+    let seen = announce_sleep(wake);
+    // The other half of SYNC POINT sleeper-registration, as in `Park::park`: the barrier
+    // supplies the waker's hardware fence.
+    let reliable = barrier();
+    if ready() {
+        leave_sleep(wake);
+        return Armed::Ready;
+    }
+    Armed::Sleeping { seen, reliable }
 }

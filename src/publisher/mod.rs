@@ -8,7 +8,8 @@
 //!
 //! By job: `room` finds space (the write limit, backpressure, the checks a held-back
 //! publisher makes), `write` puts frames in the ring and commits them, `typed` and `raw`
-//! are the two APIs on top, and `fault` is the crash tests' fault injection.
+//! are the two APIs on top, `readiness` the descriptor a poll loop watches for room, and
+//! `fault` is the crash tests' fault injection.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -19,6 +20,7 @@ use crossbeam_utils::CachePadded;
 #[cfg(feature = "testing")]
 mod fault;
 mod raw;
+mod readiness;
 mod room;
 mod typed;
 mod write;
@@ -32,6 +34,7 @@ use crate::handle_error::{FaultRecord, PublishError};
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol;
+use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
 use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
@@ -67,6 +70,10 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     max_len: usize,
     progress: ShmPtr<Progress>,
     wake: ShmPtr<WakeWord>,
+    /// The line this publisher sleeps on while it waits for room.
+    room: ShmPtr<WakeWord>,
+    /// The descriptor a poll loop watches for room (`as_fd`).
+    readiness: Readiness,
     /// Whether sleepers' barriers reach this process; if not, it fences before looking
     /// for sleepers.
     barrier_reaches_us: bool,
@@ -92,11 +99,16 @@ struct WriteState {
     limit: u64,
     published: u64,
     backpressured: u64,
+    /// Where the last refused reservation would have ended: room has appeared once the
+    /// limit reaches it.
+    wanted: u64,
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         shared.check_health()?;
+        let recheck = K::FANOUT.then_some(crate::readiness::FANOUT_ROOM_RECHECK);
+        let readiness = Readiness::new(Line::Room, recheck, &shared.name)?;
         let slot = shared.claim_slot(
             Role::Publisher,
             (0..shared.publishers as usize).map(|p| &*shared.publisher_slot(p).holder),
@@ -112,10 +124,11 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         };
         // SAFETY: all three live in the control mapping, and the ring in the ring mapping;
         // `shared` keeps both alive as long as the publisher holding these pointers.
-        let (progress, wake, sequence, ring) = unsafe {
+        let (progress, wake, room, sequence, ring) = unsafe {
             (
                 ShmPtr::new(&*shared.publisher_slot(slot).progress),
                 ShmPtr::new(&*shared.hot().wake),
+                ShmPtr::new(&*shared.hot().room),
                 ShmPtr::new(&*shared.hot().sequence),
                 ShmPtr::from_raw(shared.ring(slot).base()),
             )
@@ -128,11 +141,14 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 limit: 0,
                 published: 0,
                 backpressured: 0,
+                wanted: 0,
             }),
             window: shared.window as u64,
             max_len: shared.max_message_len,
             progress,
             wake,
+            room,
+            readiness,
             barrier_reaches_us,
             sequence,
             last_reap: None,
@@ -201,8 +217,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 Err(PublishError::Backpressured) => {}
                 done => break done,
             }
-            // Subscribers do not wake publishers: a parked publisher naps and re-checks.
-            if !waiter.wait(&mut *strategy, None, &mut || false) {
+            // Parked on the room line: a subscriber's release wakes it.
+            let this = &*self;
+            if !waiter.wait(&mut *strategy, Some(this.room.get()), &mut || this.room_appeared()) {
                 break Err(PublishError::TimedOut);
             }
         };

@@ -61,6 +61,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                     .get()
                     .backpressured
                     .store(self.hot.backpressured, Ordering::Relaxed);
+                self.refused(pos + frames);
                 return Err(PublishError::Backpressured);
             }
         }

@@ -112,6 +112,7 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
                 ring_id,
                 control_fd,
                 ring_fd,
+                watchers: Default::default(),
                 health,
             };
             // A peer may have truncated the objects while they were being set up.

@@ -81,6 +81,8 @@ pub(crate) struct Shared {
     /// Kept open to notice a truncation that no access of ours has run into yet.
     control_fd: OwnedFd,
     ring_fd: OwnedFd,
+    /// This process's watcher threads for the channel's readiness descriptors.
+    pub watchers: crate::readiness::Watchers,
     /// Declared last: every mapping above is released before the cell is freed.
     health: Health,
 }

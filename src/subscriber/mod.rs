@@ -12,7 +12,8 @@
 //!
 //! By job: `reader` reads one ring in place and releases room, `select` picks the next
 //! message (FIFO or Ordered), `health` notices what has gone wrong, `recv` is the receive
-//! API, and `received` what it hands out.
+//! API, `received` what it hands out, and `readiness` the descriptor a poll loop watches
+//! and the waking of publishers that wait for room.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -26,12 +27,14 @@ use crate::handle_error::FaultRecord;
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol::{self};
+use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
 use crate::wire::layout::{MAX_POSITION, ShmPtr, WakeWord};
 
 mod health;
 mod reader;
+mod readiness;
 mod received;
 mod recv;
 mod select;
@@ -142,6 +145,13 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// When health was last checked.
     last_health_check: Option<Instant>,
     wake: ShmPtr<WakeWord>,
+    /// The line publishers waiting for room sleep on; releasing room wakes them.
+    room: ShmPtr<WakeWord>,
+    /// Whether sleepers' barriers reach this process; if not, it fences before looking
+    /// for publishers waiting for room.
+    barrier_reaches_us: bool,
+    /// The descriptor a poll loop watches (`as_fd`).
+    readiness: Readiness,
     /// This slot's saved resume sequence (ordered Mpsc).
     resume: ShmPtr<AtomicU64>,
     /// Taken out while a blocking call runs, so waiting never allocates.
@@ -158,6 +168,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
     pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>) -> Result<Self> {
         shared.check_health()?;
+        let readiness = Readiness::new(Line::Messages, None, &shared.name)?;
         let slot = match slot {
             Some(index) => shared.claim_subscriber_slot_at(index)?,
             None => shared.claim_slot(
@@ -167,9 +178,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         };
         // SAFETY: the wake word and this slot's resume word live in the control mapping,
         // which `shared` keeps alive as long as this subscriber.
-        let (wake, resume) = unsafe {
+        let (wake, room, resume) = unsafe {
             (
                 ShmPtr::new(&*shared.hot().wake),
+                ShmPtr::new(&*shared.hot().room),
                 ShmPtr::new(&*shared.subscriber_slot(slot).next_sequence),
             )
         };
@@ -192,6 +204,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             gaps: Gaps::default(),
             last_health_check: None,
             wake,
+            room,
+            barrier_reaches_us: crate::platform::register_fast_side(),
+            readiness,
             resume,
             strategy: Some(Box::new(Adaptive::default())),
             health: shared.health(),
@@ -322,6 +337,7 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
             for ring in 0..self.shared.publishers as usize {
                 protocol::leave(&**self.shared.cursor(self.slot, ring));
             }
+            self.wake_publishers();
         } else {
             // Leave everything the next subscriber needs to resume exactly here.
             self.save_resume_point();

@@ -143,6 +143,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if reader.head - reader.released >= self.release_every {
             self.save_resume_point();
             Self::store_cursor(&mut self.readers[ring]);
+            self.wake_publishers();
         }
     }
 
@@ -172,14 +173,16 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Tells publishers about all room released so far (done automatically whenever the
     /// subscriber runs out of messages).
     pub fn release_all(&mut self) {
-        if self.readers.iter().any(|r| r.head != r.released) {
-            self.save_resume_point();
+        if !self.readers.iter().any(|r| r.head != r.released) {
+            return;
         }
+        self.save_resume_point();
         for reader in self.readers.iter_mut() {
             if reader.head != reader.released {
                 Self::store_cursor(reader);
             }
         }
+        self.wake_publishers();
     }
 
     #[inline(always)]

@@ -30,11 +30,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             let now = Instant::now();
             if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
                 self.last_health_check = Some(now);
-                if self.check_health()? {
-                    return self.find();
+                if self.check_health()?
+                    && let Some(next) = self.find()?
+                {
+                    return Ok(Some(next));
                 }
             }
         }
+        self.drained();
         Ok(None)
     }
 
@@ -161,6 +164,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         self.check_usable()?;
         self.release_all();
+        if count < max {
+            self.drained();
+        }
         Ok(count)
     }
 }
@@ -196,6 +202,9 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         }
         self.check_usable()?;
         self.release_all();
+        if count < max {
+            self.drained();
+        }
         Ok(count)
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! offset 0             Header            identity, geometry, owner (written once, then READY)
-//! HOT_OFFSET           Hot               global sequence, wake word (each on its own line)
+//! HOT_OFFSET           Hot               global sequence, wake words: messages, room (a line each)
 //! publishers_offset     PublisherSlot × P  holder line + progress line per publisher ring
 //! subscribers_offset   SubscriberSlot × S
 //! cursors_offset       Cursor × (S · P)  subscriber s's read position in ring p at s·P + p
@@ -25,7 +25,7 @@ use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS};
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 4;
+pub(crate) const LAYOUT_VERSION: u32 = 5;
 
 /// `Header::state` once the channel can be connected to.
 pub(crate) const STATE_READY: u32 = 1;
@@ -127,9 +127,12 @@ pub(crate) struct Hot {
     /// Next global sequence number (Ordered mode).
     pub sequence: CacheLine<AtomicU64>,
     pub wake: CacheLine<WakeWord>,
+    /// Publishers waiting for room sleep here; subscribers wake them after releasing.
+    pub room: CacheLine<WakeWord>,
 }
 
-/// The words a subscriber sleeps on and publishers wake it through (`protocol::wake`).
+/// The words a handle sleeps on and its peers wake it through (`protocol::wake`): a
+/// subscriber waiting for messages, or a publisher waiting for room.
 #[repr(C)]
 #[derive(Debug, Default)]
 pub struct WakeWords<A> {
@@ -142,7 +145,7 @@ pub struct WakeWords<A> {
     pub woken: A,
 }
 
-/// Lets a subscriber sleep in the kernel until a publisher commits.
+/// Lets a handle sleep in the kernel until a peer commits (or releases).
 pub(crate) type WakeWord = WakeWords<AtomicU32>;
 
 /// Progress a publisher reports about its ring; written only by the slot's holder.
@@ -317,6 +320,6 @@ const _: () = {
     assert!(size_of::<PublisherSlot>() == 256);
     assert!(size_of::<SubscriberSlot>() == 256);
     assert!(size_of::<Cursor>() == 128);
-    assert!(size_of::<Hot>() == 256);
+    assert!(size_of::<Hot>() == 384);
     assert!(HOT_OFFSET.is_multiple_of(128));
 };
