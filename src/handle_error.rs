@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::region::Shared;
 
 /// Why a publish failed (`offer`, `offer_batch`, `claim`, `send`, `send_timeout`,
-/// `ClaimBytes::commit_len`). `Copy` and at most 16 bytes, so returning it costs the hot
+/// `ClaimBytes::commit_len`, and with the `tokio` feature `send_async`). `Copy` and at most 16 bytes, so returning it costs the hot
 /// path nothing; `Display` says what was wrong and what to do.
 ///
 /// ```
@@ -71,10 +71,17 @@ pub enum PublishError {
     Truncated,
     /// The handle was inherited across `fork()`: its slot belongs to the parent process.
     Inherited,
+    /// `send_async` was polled outside a tokio runtime (the `tokio` feature).
+    NoRuntime,
+    /// The tokio runtime `send_async` waited in is shutting down (the `tokio` feature).
+    RuntimeShutDown,
+    /// tokio's reactor refused to watch the handle's readiness descriptor (the `tokio`
+    /// feature): epoll's watch limit or memory ran out.
+    Reactor,
 }
 
-/// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`). `Copy` and one
-/// byte; `Display` says what was wrong and what to do.
+/// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`, and with the `tokio`
+/// feature `recv_async`, `poll_recv`). `Copy` and one byte; `Display` says what was wrong and what to do.
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
@@ -103,6 +110,13 @@ pub enum ReceiveError {
     Truncated,
     /// The handle was inherited across `fork()`: its slot belongs to the parent process.
     Inherited,
+    /// `recv_async` or `poll_recv` was polled outside a tokio runtime (the `tokio` feature).
+    NoRuntime,
+    /// The tokio runtime the receive waited in is shutting down (the `tokio` feature).
+    RuntimeShutDown,
+    /// tokio's reactor refused to watch the handle's readiness descriptor (the `tokio`
+    /// feature): epoll's watch limit or memory ran out.
+    Reactor,
 }
 
 const _: () = assert!(size_of::<PublishError>() <= 16 && size_of::<ReceiveError>() <= 16);
@@ -111,6 +125,9 @@ const CORRUPT: &str = "the channel holds data that breaks the salias protocol: a
 const TRUNCATED: &str = "another process truncated the channel's shared memory while it was mapped here; what was in it is gone, so recreate the channel and find out which process shrank it";
 const INHERITED: &str = "this handle was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again";
 const TIMED_OUT: &str = "the blocking call timed out before it could complete";
+const NO_RUNTIME: &str = "the async call was polled outside a tokio runtime: await it in a task of a runtime built with IO enabled (`#[tokio::main]`, or `Builder::enable_io`)";
+const RUNTIME_SHUT_DOWN: &str = "the tokio runtime this handle was waiting in is shutting down; nothing was received or written: await the call again in a running runtime";
+const REACTOR: &str = "tokio's reactor could not watch this handle's readiness descriptor: epoll refused it, for lack of memory or because the per-user limit `fs.epoll.max_user_watches` is reached; raise the limit or close other watched descriptors";
 
 impl fmt::Display for PublishError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -135,6 +152,9 @@ impl fmt::Display for PublishError {
             PublishError::Corrupt => f.write_str(CORRUPT),
             PublishError::Truncated => f.write_str(TRUNCATED),
             PublishError::Inherited => f.write_str(INHERITED),
+            PublishError::NoRuntime => f.write_str(NO_RUNTIME),
+            PublishError::RuntimeShutDown => f.write_str(RUNTIME_SHUT_DOWN),
+            PublishError::Reactor => f.write_str(REACTOR),
         }
     }
 }
@@ -146,6 +166,9 @@ impl fmt::Display for ReceiveError {
             ReceiveError::Corrupt => CORRUPT,
             ReceiveError::Truncated => TRUNCATED,
             ReceiveError::Inherited => INHERITED,
+            ReceiveError::NoRuntime => NO_RUNTIME,
+            ReceiveError::RuntimeShutDown => RUNTIME_SHUT_DOWN,
+            ReceiveError::Reactor => REACTOR,
         })
     }
 }

@@ -47,6 +47,64 @@
 //!   receiving, with the full error of a broken channel in the handle's `fault()`; `?`
 //!   turns them into an `Error`.
 //!
+//! # Event loops and async
+//!
+//! A [`Subscriber`] is a descriptor (`AsFd`) that is readable while it has messages to
+//! receive, and a [`Publisher`] one that becomes readable when room appears after a
+//! refused offer: put them in any poll loop (epoll, mio's `SourceFd`, libuv) beside sockets
+//! and timers. Each time a subscriber's descriptor fires, receive until `try_recv` says
+//! `None`: that empty receive re-arms it. A raw epoll loop with rustix (Linux):
+//!
+//! ```
+//! # #[cfg(target_os = "linux")] {
+//! # use salias::{Config, SaliasMessage};
+//! # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+//! # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+//! # #[repr(C)]
+//! # struct Tick { seq: u64 }
+//! # let name = format!("doc-epoll-{}", std::process::id());
+//! use std::os::fd::AsFd;
+//! use std::time::Duration;
+//! use rustix::buffer::spare_capacity;
+//! use rustix::event::{Timespec, epoll};
+//!
+//! let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+//! let mut subscriber = channel.subscriber()?;
+//! let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
+//! epoll::add(&epoll, subscriber.as_fd(), epoll::EventData::new_u64(1), epoll::EventFlags::IN)?;
+//!
+//! // Three bursts, with pauses the loop sleeps through in epoll_wait.
+//! let mut publisher = channel.publisher()?;
+//! let sender = std::thread::spawn(move || {
+//!     for seq in 0..30 {
+//!         if seq % 10 == 0 {
+//!             std::thread::sleep(Duration::from_millis(20));
+//!         }
+//!         publisher.send(&Tick { seq }).expect("send");
+//!     }
+//! });
+//! let (mut next, mut events) = (0, Vec::with_capacity(4));
+//! while next < 30 {
+//!     // Drain: the receive that finds nothing arms the descriptor again.
+//!     while let Some(tick) = subscriber.try_recv()? {
+//!         assert_eq!(tick.seq, next);
+//!         next += 1;
+//!     }
+//!     if next < 30 {
+//!         let patience = Timespec { tv_sec: 30, tv_nsec: 0 };
+//!         epoll::wait(&epoll, spare_capacity(&mut events), Some(&patience))?;
+//!         assert!(!events.is_empty(), "a message was due, yet the descriptor never fired");
+//!         events.clear();
+//!     }
+//! }
+//! sender.join().expect("the sender thread");
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! With the `tokio` feature, `Subscriber::recv_async` (cancel-safe) and `poll_recv`, and
+//! `Publisher::send_async`, await those descriptors in a tokio runtime.
+//!
 //! # Choosing a kind
 //!
 //! | kind | order | subscribers | publisher's hot path | pick it for |
@@ -120,6 +178,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "tokio")]
+mod asynchronous;
 mod channel;
 mod config;
 mod error;

@@ -9,7 +9,7 @@ use salias::{
     Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered,
     PublishError, RawFifoMpsc,
 };
-use support::{Checker, Sample, SplitMix, arg, report, role, send_batch, spawn, unique_name, wait_all};
+use support::{Checker, Sample, SplitMix, arg, cpu_time, report, role, send_batch, spawn, unique_name, wait_all};
 
 const WATCHDOG: Duration = Duration::from_secs(300);
 
@@ -232,17 +232,6 @@ fn cross_process_full_ring_backpressure_loses_nothing() {
             assert!(refused > 0, "the slow subscriber never filled the ring");
         }
     }
-}
-
-fn cpu_time() -> Duration {
-    // SAFETY: `usage` is a writable rusage; getrusage fills it.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut usage), 0);
-        usage
-    };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
 }
 
 #[test]

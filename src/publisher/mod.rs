@@ -86,6 +86,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     health: &'static AtomicU32,
     /// The full error behind the last broken-channel failure returned.
     fault: FaultRecord,
+    /// The readiness descriptor's registration with a tokio runtime (`send_async`).
+    #[cfg(feature = "tokio")]
+    pub(crate) reactor: crate::asynchronous::Reactor,
     _marker: KindMarker<T, M, K>,
     _single_writer: SingleUser,
 }
@@ -158,6 +161,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             strategy: Some(Box::new(Adaptive::default())),
             fault: FaultRecord::default(),
             _marker: KindMarker::default(),
+            #[cfg(feature = "tokio")]
+            reactor: Default::default(),
             _single_writer: SingleUser::default(),
         };
         let progress = publisher.progress.get();
@@ -230,6 +235,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
 impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
     fn drop(&mut self) {
+        // Out of tokio's epoll set while the descriptor is still open.
+        #[cfg(feature = "tokio")]
+        self.reactor.release();
         if !self.shared.is_ours() {
             // Inherited across fork(): the slot is the parent's.
             return;

@@ -65,7 +65,7 @@ struct ReadState {
 
 /// Where the next message is: its ring, payload length, and global sequence (Ordered).
 #[derive(Clone, Copy)]
-struct Next {
+pub(crate) struct Next {
     ring: usize,
     len: usize,
     sequence: u64,
@@ -160,6 +160,9 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     health: &'static AtomicU32,
     /// The full error behind the last broken-channel failure returned.
     fault: FaultRecord,
+    /// The readiness descriptor's registration with a tokio runtime (`recv_async`).
+    #[cfg(feature = "tokio")]
+    pub(crate) reactor: crate::asynchronous::Reactor,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -211,6 +214,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             strategy: Some(Box::new(Adaptive::default())),
             health: shared.health(),
             fault: FaultRecord::default(),
+            #[cfg(feature = "tokio")]
+            reactor: Default::default(),
             _marker: KindMarker::default(),
             shared,
         };
@@ -328,6 +333,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
 impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
     fn drop(&mut self) {
+        // Out of tokio's epoll set while the descriptor is still open.
+        #[cfg(feature = "tokio")]
+        self.reactor.release();
         if !self.shared.is_ours() {
             // Inherited across fork(): the slot is the parent's.
             return;

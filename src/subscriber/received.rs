@@ -103,7 +103,7 @@ pub struct Received<'a, T: Payload, M: Mode, K: Topology> {
 }
 
 impl<'a, T: Payload, M: Mode, K: Topology> Received<'a, T, M, K> {
-    pub(super) fn new(subscriber: &'a mut Subscriber<T, M, K>, next: Next) -> Self {
+    pub(crate) fn new(subscriber: &'a mut Subscriber<T, M, K>, next: Next) -> Self {
         Received { subscriber, next }
     }
 

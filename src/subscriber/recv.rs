@@ -14,7 +14,7 @@ use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Finds the next message, releasing room to publishers when there is none.
-    pub(super) fn next(&mut self) -> Result<Option<Next>, ReceiveError> {
+    pub(crate) fn next(&mut self) -> Result<Option<Next>, ReceiveError> {
         // Before reading: an inherited (fork) handle must not move its parent's cursors,
         // even where the fork hook could not replace the mapping.
         self.check_usable()?;

@@ -178,6 +178,18 @@ pub fn send_batch<M: salias::Mode, K: salias::Topology>(
     }
 }
 
+/// The CPU time (user and system) this process has used so far.
+pub fn cpu_time() -> Duration {
+    // SAFETY: `usage` is a writable rusage; getrusage fills it.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut usage), 0);
+        usage
+    };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
 /// Prints a line the parent collects with `wait_all`.
 pub fn report(line: impl std::fmt::Display) {
     println!("REPORT {line}");
