@@ -1,15 +1,18 @@
 //! Cross-process wake-up latency: how long a receiver that sleeps takes to run again
 //! after a publisher commits, and what its waiting costs while idle, by BENCHMARKING.md.
 //!
-//! Run: `cargo bench --bench wake` (5 rounds of 500 wake-ups per row, about a minute and
-//! a half), or `-- --smoke` (seconds; checks the harness, its figures mean little).
+//! Run: `cargo bench --bench wake --features tokio` (5 rounds of 500 wake-ups per row,
+//! about two minutes; without the feature, no `recv_async` row), or `-- --smoke`
+//! (seconds; checks the harness, its figures mean little).
 //!
 //! - Rows: salias `Subscriber::recv` (the default `Adaptive` strategy, and one that
 //!   sleeps in the futex at once, the kernel's wake alone), and prototypes of the two
 //!   designs for a pollable readiness descriptor, built here far enough to measure:
 //!   A, a watcher thread futex-waits on a shared word and writes the receiver's eventfd,
 //!   which its epoll loop watches; B, the waking publisher writes one byte to the sleeping
-//!   receiver's named FIFO, which its epoll loop watches.
+//!   receiver's named FIFO, which its epoll loop watches. Then the library's design A:
+//!   the `Subscriber`'s own descriptor in a raw epoll loop, and `recv_async` in a
+//!   current-thread tokio runtime.
 //! - The publisher is this process, pinned to core 0; the receiver a re-executed child,
 //!   pinned to core 1 (with its threads). Each message follows the receiver's
 //!   acknowledgement of the one before by a random 2–5 ms gap, so the receiver is asleep
@@ -84,7 +87,7 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         report::placement(),
         out.path().display()
     );
-    let rows = Row::ALL;
+    let rows = Row::all();
     let mut results = vec![Vec::new(); rows.len()];
     let mut pooled = vec![Vec::new(); rows.len()];
     let pid = std::process::id();

@@ -16,8 +16,9 @@ use support::wake::{Acks, STOP};
 
 use crate::rows::Row;
 use crate::stamp::Stamp;
-use crate::sys::{Epoll, EventFd, Fifo, futex_wait};
+use crate::sys::{EventFd, Fifo, futex_wait};
 use crate::words::Words;
+use support::epoll::Readable;
 
 /// The environment variable that names a child's role.
 pub const ROLE: Role = Role::new("SALIAS_WAKE_ROLE");
@@ -82,52 +83,81 @@ fn receive(params: &Params) -> Result<(), Box<dyn Error>> {
         Row::WatcherEventfd => {
             let eventfd = Arc::new(EventFd::new()?);
             spawn_watcher(Arc::clone(&words), Arc::clone(&eventfd));
-            let epoll = Epoll::watching(eventfd.raw())?;
+            let epoll = Readable::watching(&*eventfd)?;
             barrier.arrive_and_wait();
-            by_epoll(&mut subscriber, &acks, &words, &epoll, || eventfd.drain())?
+            by_epoll(&mut subscriber, &acks, Some(&words), &epoll, || eventfd.drain())?
+        }
+        Row::FdEpoll => {
+            // The descriptor is the subscriber's own; its empty `try_recv` arms it and
+            // reading messages drains it.
+            let epoll = Readable::watching(&subscriber)?;
+            barrier.arrive_and_wait();
+            by_epoll(&mut subscriber, &acks, None, &epoll, || Ok(()))?
+        }
+        #[cfg(feature = "tokio")]
+        Row::RecvAsync => {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+            barrier.arrive_and_wait();
+            runtime.block_on(by_recv_async(&mut subscriber, &acks))?
         }
         Row::Fifo => {
             let path = params.fifo.as_ref().ok_or("design B needs a FIFO path")?;
             let fifo = Fifo::reader(path)?;
-            let epoll = Epoll::watching(fifo.raw())?;
+            let epoll = Readable::watching(&fifo)?;
             barrier.arrive_and_wait();
-            by_epoll(&mut subscriber, &acks, &words, &epoll, || fifo.drain())?
+            by_epoll(&mut subscriber, &acks, Some(&words), &epoll, || fifo.drain())?
         }
     };
     report_json(&report);
     Ok(())
 }
 
-/// Checks a message's order and, unless it is the stop, acknowledges it. Returns
-/// whether to go on.
-fn handle(stamp: Stamp, expected: &mut u64, acks: &Acks) -> Result<bool, String> {
-    if stamp.seq == STOP {
-        return Ok(false);
+/// What the receiver has seen so far.
+#[derive(Default)]
+struct Tally {
+    wake_ns: Vec<u64>,
+    not_slept: u64,
+    expected: u64,
+}
+
+impl Tally {
+    /// Checks a message's order and, unless it is the stop, acknowledges it and records
+    /// when its wait returned (`None`: found before sleeping). Returns whether to go on.
+    fn take(&mut self, stamp: Stamp, woke: Option<u64>, acks: &Acks) -> Result<bool, String> {
+        if stamp.seq == STOP {
+            return Ok(false);
+        }
+        if stamp.seq != self.expected {
+            return Err(format!("message {} arrived where {} was due", stamp.seq, self.expected));
+        }
+        self.expected += 1;
+        acks.ack(self.expected);
+        match woke {
+            Some(woke) => self.wake_ns.push(woke.saturating_sub(stamp.sent_ns)),
+            None => self.not_slept += 1,
+        }
+        Ok(true)
     }
-    if stamp.seq != *expected {
-        return Err(format!("message {} arrived where {} was due", stamp.seq, expected));
+
+    /// The report; `slept_known`: whether the wait said when it found a message unslept.
+    fn report(self, slept_known: bool) -> Report {
+        Report {
+            wake_ns: self.wake_ns,
+            not_slept: slept_known.then_some(self.not_slept),
+        }
     }
-    *expected += 1;
-    acks.ack(*expected);
-    Ok(true)
 }
 
 fn by_recv(subscriber: &mut Sub, acks: &Acks) -> Result<Report, Box<dyn Error>> {
-    let (mut wake_ns, mut expected) = (Vec::new(), 0);
+    let mut tally = Tally::default();
     loop {
         let message = subscriber.recv()?;
-        let woke = now_ns();
-        let stamp = *message;
+        let (woke, stamp) = (now_ns(), *message);
         drop(message);
-        if !handle(stamp, &mut expected, acks)? {
-            break;
+        if !tally.take(stamp, Some(woke), acks)? {
+            return Ok(tally.report(false));
         }
-        wake_ns.push(woke.saturating_sub(stamp.sent_ns));
     }
-    Ok(Report {
-        wake_ns,
-        not_slept: None,
-    })
 }
 
 /// Design A's watcher: sleeps on the shared futex word and signals the eventfd each time
@@ -154,24 +184,31 @@ fn take(subscriber: &mut Sub) -> Result<Option<Stamp>, salias::ReceiveError> {
     Ok(message.map(|m| *m))
 }
 
-/// The prototypes' receive loop: try, arm, try once more, sleep in epoll until the
-/// descriptor is readable, drain it, take the message.
+/// The raw epoll loop: try; then (the prototypes, with their `words`) arm and try once
+/// more; sleep in epoll until the descriptor is readable, drain it, take the message.
+/// salias's own descriptor arms in the empty `try_recv`, and receiving drains it.
 fn by_epoll(
     subscriber: &mut Sub,
     acks: &Acks,
-    words: &Words,
-    epoll: &Epoll,
+    words: Option<&Words>,
+    epoll: &Readable,
     drain: impl Fn() -> std::io::Result<()>,
 ) -> Result<Report, Box<dyn Error>> {
-    let (mut wake_ns, mut not_slept, mut expected) = (Vec::new(), 0, 0);
+    let mut tally = Tally::default();
     loop {
-        let (stamp, slept_until) = match take(subscriber)? {
+        let (stamp, woke) = match take(subscriber)? {
             Some(stamp) => (stamp, None),
             None => {
-                words.arm();
-                match take(subscriber)? {
+                let last_look = match words {
+                    Some(words) => {
+                        words.arm();
+                        take(subscriber)?
+                    }
+                    None => None,
+                };
+                match last_look {
                     Some(stamp) => {
-                        words.disarm();
+                        words.inspect(|w| w.disarm());
                         (stamp, None)
                     }
                     None => {
@@ -186,16 +223,21 @@ fn by_epoll(
                 }
             }
         };
-        if !handle(stamp, &mut expected, acks)? {
-            break;
-        }
-        match slept_until {
-            Some(woke) => wake_ns.push(woke.saturating_sub(stamp.sent_ns)),
-            None => not_slept += 1,
+        if !tally.take(stamp, woke, acks)? {
+            return Ok(tally.report(true));
         }
     }
-    Ok(Report {
-        wake_ns,
-        not_slept: Some(not_slept),
-    })
+}
+
+#[cfg(feature = "tokio")]
+async fn by_recv_async(subscriber: &mut Sub, acks: &Acks) -> Result<Report, Box<dyn Error>> {
+    let mut tally = Tally::default();
+    loop {
+        let message = subscriber.recv_async().await?;
+        let (woke, stamp) = (now_ns(), *message);
+        drop(message);
+        if !tally.take(stamp, Some(woke), acks)? {
+            return Ok(tally.report(false));
+        }
+    }
 }

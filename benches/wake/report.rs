@@ -52,7 +52,7 @@ pub fn print(rows: &[Row], results: &[Vec<Wake>], pooled: &[Vec<u64>]) {
         results.first().map_or(0, Vec::len)
     );
     println!(
-        "{:<32} {:>20} {:>20} {:>22} {:>18}  {:>30}  idle CPU ms/s: utime+stime (run time)",
+        "{:<36} {:>20} {:>20} {:>22} {:>18}  {:>30}  idle CPU ms/s: utime+stime (run time)",
         "row", "p50", "p99", "p99.9", "×park", "all rounds p50/p99/p99.9 (n)"
     );
     let reference = rows.iter().position(|r| *r == Row::RecvPark);
@@ -78,7 +78,7 @@ pub fn print(rows: &[Row], results: &[Vec<Wake>], pooled: &[Vec<u64>]) {
         let cpu = Spread::of_each(runs, |w| w.idle_cpu_s_per_s * 1e3).map_or(0.0, |s| s.median);
         let runtime = Spread::of_each(runs, |w| w.idle_runtime_s_per_s * 1e3).map_or(0.0, |s| s.median);
         println!(
-            "{:<32} {p50:>20} {p99:>20} {p999:>22} {ratio:>18}  {pooled:>30}  {cpu:.1} ({runtime:.3})",
+            "{:<36} {p50:>20} {p99:>20} {p999:>22} {ratio:>18}  {pooled:>30}  {cpu:.1} ({runtime:.3})",
             row.label()
         );
     }

@@ -15,10 +15,27 @@ pub enum Row {
     WatcherEventfd,
     /// Design B prototype: the publisher writes a byte to the receiver's FIFO; epoll.
     Fifo,
+    /// The library's readiness descriptor (design A) in a raw epoll loop.
+    FdEpoll,
+    /// `recv_async` in a current-thread tokio runtime (the `tokio` feature).
+    #[cfg(feature = "tokio")]
+    RecvAsync,
 }
 
 impl Row {
-    pub const ALL: [Row; 4] = [Row::RecvAdaptive, Row::RecvPark, Row::WatcherEventfd, Row::Fifo];
+    /// Every row this build has, in the order they alternate.
+    pub fn all() -> Vec<Row> {
+        let rows = vec![
+            Row::RecvAdaptive,
+            Row::RecvPark,
+            Row::WatcherEventfd,
+            Row::Fifo,
+            Row::FdEpoll,
+        ];
+        #[cfg(feature = "tokio")]
+        let rows = [rows, vec![Row::RecvAsync]].concat();
+        rows
+    }
 
     pub fn label(self) -> &'static str {
         match self {
@@ -26,6 +43,9 @@ impl Row {
             Row::RecvPark => "futex recv (park at once)",
             Row::WatcherEventfd => "A proto: watcher+eventfd+epoll",
             Row::Fifo => "B proto: FIFO+epoll",
+            Row::FdEpoll => "Subscriber fd in epoll (A, library)",
+            #[cfg(feature = "tokio")]
+            Row::RecvAsync => "recv_async, tokio current-thread",
         }
     }
 
@@ -35,6 +55,9 @@ impl Row {
             Row::RecvPark => WakeMechanism::RecvPark,
             Row::WatcherEventfd => WakeMechanism::WatcherEventfd,
             Row::Fifo => WakeMechanism::Fifo,
+            Row::FdEpoll => WakeMechanism::FdEpoll,
+            #[cfg(feature = "tokio")]
+            Row::RecvAsync => WakeMechanism::RecvAsync,
         }
     }
 

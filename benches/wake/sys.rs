@@ -1,10 +1,10 @@
 //! The system calls the prototypes are made of, each wrapped once: a futex wait and wake
-//! on a word shared between processes, an eventfd, an epoll set, and a named FIFO in a
-//! private directory.
+//! on a word shared between processes, an eventfd, and a named FIFO in a private
+//! directory.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
@@ -56,9 +56,11 @@ impl EventFd {
     pub fn drain(&self) -> io::Result<()> {
         drain(&self.0, &mut [0u8; 8])
     }
+}
 
-    pub fn raw(&self) -> i32 {
-        self.0.as_raw_fd()
+impl AsFd for EventFd {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
     }
 }
 
@@ -71,46 +73,6 @@ fn drain(mut file: &File, buf: &mut [u8]) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
-        }
-    }
-}
-
-/// An epoll set watching one descriptor for input, level-triggered.
-pub struct Epoll(OwnedFd);
-
-impl Epoll {
-    pub fn watching(fd: i32) -> io::Result<Epoll> {
-        // SAFETY: no pointers; a non-negative result is a new descriptor.
-        let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if epfd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `epfd` was just opened and is owned by nobody else.
-        let epoll = Epoll(unsafe { OwnedFd::from_raw_fd(epfd) });
-        let mut event = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: 0,
-        };
-        // SAFETY: `event` is a valid epoll_event the kernel reads during the call.
-        if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(epoll)
-    }
-
-    /// Sleeps until the descriptor is readable.
-    pub fn wait(&self) -> io::Result<()> {
-        let mut event = libc::epoll_event { events: 0, u64: 0 };
-        loop {
-            // SAFETY: room for the one event asked for, valid during the call.
-            let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), &mut event, 1, -1) };
-            match n {
-                1 => return Ok(()),
-                n if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted => {
-                    return Err(io::Error::last_os_error());
-                }
-                _ => {}
-            }
         }
     }
 }
@@ -178,8 +140,10 @@ impl Fifo {
     pub fn drain(&self) -> io::Result<()> {
         drain(&self.0, &mut [0u8; 64])
     }
+}
 
-    pub fn raw(&self) -> i32 {
-        self.0.as_raw_fd()
+impl AsFd for Fifo {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
     }
 }
