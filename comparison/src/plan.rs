@@ -7,7 +7,7 @@ use support::records::System;
 use crate::cli::{Cli, Part, SystemChoice};
 use crate::throughput::{Api, Setup};
 use crate::transports::aeron::AERON_TERM_BYTES;
-use crate::wake::{SYSTEMS as WAKE_SYSTEMS, WakePlan};
+use crate::wake::{VARIANTS as WAKE_VARIANTS, Variant, WakePlan};
 
 /// Everything a run of the comparison needs from its command line.
 pub struct Plan {
@@ -18,7 +18,7 @@ pub struct Plan {
     pub wake: bool,
     /// Wake-up runs: messages (wake-ups) per run and the idle interval.
     pub wake_plan: WakePlan,
-    pub wake_systems: Vec<System>,
+    pub wake_variants: Vec<Variant>,
     /// Whether the 2P1S setups run (>= 3 cores, or `--two-publishers`).
     pub two_publishers: bool,
     /// Whether Aeron runs at all (its driver starts only then).
@@ -99,8 +99,8 @@ impl Plan {
         openloop_systems.retain(|&(s, _)| wanted(s));
         let mut latency_systems = vec![System::Floor, System::Salias, System::Aeron, System::Iceoryx2];
         latency_systems.retain(|&s| wanted(s));
-        let mut wake_systems = WAKE_SYSTEMS.to_vec();
-        wake_systems.retain(|&s| wanted(s));
+        let mut wake_variants = WAKE_VARIANTS.to_vec();
+        wake_variants.retain(|&(s, _)| wanted(s));
         let wake_plan = WakePlan {
             messages: pick(500, 200, 40),
             idle_ms: pick(1_000, 500, 100),
@@ -113,7 +113,7 @@ impl Plan {
             openloop: part(Part::Openloop),
             wake: part(Part::Wake),
             wake_plan,
-            wake_systems,
+            wake_variants,
             two_publishers,
             aeron: wanted(System::Aeron),
             messages,
@@ -174,7 +174,7 @@ mod tests {
         let smoke = plan(&["--smoke"]);
         assert_eq!((smoke.rounds, smoke.loads.as_slice()), (1, &[0.1][..]));
         assert!(smoke.throughput && smoke.latency && smoke.openloop && smoke.wake && smoke.aeron);
-        assert_eq!(smoke.wake_systems, [System::Salias, System::Iceoryx2]);
+        assert_eq!(smoke.wake_variants.len(), 3);
         assert_eq!(smoke.wake_plan.messages, 40);
         assert_eq!(smoke.latency_systems.len(), 4);
         assert_eq!(smoke.openloop_systems.len(), 3);

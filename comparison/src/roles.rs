@@ -85,7 +85,7 @@ pub enum Report {
     /// The wake-up sender's reading of the idle receiver's CPU.
     WakeSender { idle: support::cpu::IdleCpu },
     /// The wake-up receiver's latencies, commit to woken receiver.
-    WakeReceiver { wake_ns: Quantiles },
+    WakeReceiver { wake_ns: Quantiles, not_slept: u64 },
     /// The open-loop histograms.
     OpenLoopSubscriber {
         queueing_ns: Quantiles,
@@ -155,6 +155,7 @@ pub fn child(role: &str) -> Result<(), Box<dyn std::error::Error>> {
         ("salias", "ol-subscriber") => salias::ol_subscriber(&a, b),
         ("salias", "wake-sender") => wake::salias_sender(&a, b),
         ("salias", "wake-receiver") => wake::salias_receiver(&a, b),
+        ("salias", "wake-receiver-fd") => wake::salias_fd_receiver(&a, b),
         ("iceoryx2", "wake-sender") => wake::ice_sender(&a, b),
         ("iceoryx2", "wake-receiver") => wake::ice_receiver(&a, b),
         ("aeron", "publisher") => aeron::publisher(&a, b),

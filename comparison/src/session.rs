@@ -152,11 +152,11 @@ fn latency(
 }
 
 fn wake(plan: &Plan, out: &mut Output, started: Instant) -> Result<Vec<Vec<Wake>>, RunError> {
-    let (rounds, systems) = (plan.rounds, &plan.wake_systems);
-    let mut results: Vec<Vec<Wake>> = systems.iter().map(|_| Vec::new()).collect();
+    let (rounds, variants) = (plan.rounds, &plan.wake_variants);
+    let mut results: Vec<Vec<Wake>> = variants.iter().map(|_| Vec::new()).collect();
     for round in 0..rounds {
-        for i in rotation(systems.len(), round) {
-            let record = wake_run(systems[i], plan.wake_plan, round)?;
+        for i in rotation(variants.len(), round) {
+            let record = wake_run(variants[i], plan.wake_plan, round)?;
             out.write(&record)?;
             results[i].push(record);
         }

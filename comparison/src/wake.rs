@@ -4,7 +4,8 @@
 //! before its commit; the receiver reads the clock as its wait returns. Then the sender
 //! reads the idle receiver's CPU time from /proc and sends a last message that stops it.
 //!
-//! salias: `Subscriber::recv` with its default `Adaptive` strategy, woken by `send`.
+//! salias: `Subscriber::recv` with its default `Adaptive` strategy, woken by `send`, and
+//! the `Subscriber`'s readiness descriptor in a raw epoll loop.
 //! iceoryx2: the data in a publish-subscribe service (its latency configuration), the
 //! wake-up through an event service beside it, as iceoryx2's own examples pair them:
 //! `Notifier::notify` after the send, `Listener::blocking_wait` before the receive.
@@ -15,6 +16,7 @@ use iceoryx2::prelude::*;
 use support::barrier::Barrier;
 use support::clock::now_ns;
 use support::cpu::IdleCpu;
+use support::epoll::Readable;
 use support::hist::Quantiles;
 use support::records::{System, Wake, WakeMechanism};
 use support::role::Children;
@@ -27,8 +29,15 @@ use crate::resources::{Resources, unique_name};
 use crate::roles::{self, Params, Report, system_name};
 use crate::transports::iceoryx2 as ice;
 
-/// The systems compared, in the order they alternate.
-pub const SYSTEMS: [System; 2] = [System::Salias, System::Iceoryx2];
+/// What is compared, in the order they alternate.
+pub const VARIANTS: [Variant; 3] = [
+    (System::Salias, WakeMechanism::RecvAdaptive),
+    (System::Salias, WakeMechanism::FdEpoll),
+    (System::Iceoryx2, WakeMechanism::EventListener),
+];
+
+/// A system and how its receiver waits.
+pub type Variant = (System, WakeMechanism);
 
 /// How much one run measures.
 #[derive(Clone, Copy, Debug)]
@@ -37,22 +46,25 @@ pub struct WakePlan {
     pub idle_ms: u64,
 }
 
-fn mechanism(system: System) -> WakeMechanism {
-    match system {
-        System::Iceoryx2 => WakeMechanism::EventListener,
-        _ => WakeMechanism::RecvAdaptive,
-    }
-}
-
-pub fn label(system: System) -> &'static str {
-    match system {
-        System::Iceoryx2 => "iceoryx2 event listener blocking_wait",
+pub fn label((system, mechanism): Variant) -> &'static str {
+    match (system, mechanism) {
+        (System::Iceoryx2, _) => "iceoryx2 event listener blocking_wait",
+        (_, WakeMechanism::FdEpoll) => "salias Subscriber fd in epoll",
         _ => "salias futex recv (Adaptive)",
     }
 }
 
-/// One run of `system`: its record.
-pub fn wake_run(system: System, plan: WakePlan, round: usize) -> Result<Wake, RunError> {
+/// The receiver's role of `variant`.
+fn receiver_role((_, mechanism): Variant) -> &'static str {
+    match mechanism {
+        WakeMechanism::FdEpoll => "wake-receiver-fd",
+        _ => "wake-receiver",
+    }
+}
+
+/// One run of `variant`: its record.
+pub fn wake_run(variant: Variant, plan: WakePlan, round: usize) -> Result<Wake, RunError> {
+    let (system, mechanism) = variant;
     let name = unique_name(&format!("wake-{}", system_name(system)), round);
     let _resources = Resources::for_wake(system, &name)?;
     let barrier = Barrier::create(&name).map_err(RunError::shm(&name))?;
@@ -72,15 +84,21 @@ pub fn wake_run(system: System, plan: WakePlan, round: usize) -> Result<Wake, Ru
         plan: None,
     };
     let mut children = Children::new();
-    roles::spawn(&mut children, system, "wake-receiver", &params(cores[1]))?;
+    roles::spawn(&mut children, system, receiver_role(variant), &params(cores[1]))?;
     roles::spawn(&mut children, system, "wake-sender", &params(cores[0]))?;
     // A minute to start and end, and 10 ms per message (twice the longest gap, and more).
     let limit = Duration::from_secs(60) + Duration::from_millis(10 * plan.messages + plan.idle_ms);
     let reports = roles::collect(&name, &barrier, children, limit)?;
-    let (mut wake_ns, mut idle) = (None, None);
+    let (mut wake_ns, mut idle, mut not_slept) = (None, None, 0);
     for report in reports {
         match report {
-            Report::WakeReceiver { wake_ns: q } => wake_ns = Some(q),
+            Report::WakeReceiver {
+                wake_ns: q,
+                not_slept: n,
+            } => {
+                wake_ns = Some(q);
+                not_slept = n;
+            }
             Report::WakeSender { idle: i } => idle = Some(i),
             _ => {}
         }
@@ -94,13 +112,14 @@ pub fn wake_run(system: System, plan: WakePlan, round: usize) -> Result<Wake, Ru
     Ok(Wake {
         system,
         round,
-        label: label(system).into(),
-        mechanism: mechanism(system),
+        label: label(variant).into(),
+        mechanism,
         prototype: false,
         placement: format!("P0@{} S0@{}", cores[0], cores[1]),
         gap_ns: GAP_US.map(|us| us * 1_000),
         wake_ns,
-        not_slept: None,
+        // `recv` and `blocking_wait` do not tell whether they slept.
+        not_slept: (mechanism == WakeMechanism::FdEpoll).then_some(not_slept),
         publisher_wakes: None,
         idle_s: idle.idle_s,
         idle_cpu_s_per_s: idle.cpu_s_per_s,
@@ -134,25 +153,31 @@ fn send_loop(a: &Params, barrier: &Barrier, mut send: impl FnMut(Msg64)) {
     Report::WakeSender { idle }.send();
 }
 
-/// The receiver's loop; `wait` returns the next message and the clock as its wait ended.
-fn receive_loop(a: &Params, barrier: &Barrier, mut wait: impl FnMut() -> (Msg64, u64)) {
+/// The receiver's loop; `wait` returns the next message and the clock as its wait ended,
+/// or none if it found the message before sleeping (then it is counted, not timed).
+fn receive_loop(a: &Params, barrier: &Barrier, mut wait: impl FnMut() -> (Msg64, Option<u64>)) {
     let acks = Acks::open(&a.name).unwrap_or_else(|e| panic!("{e}"));
     acks.set_pid(std::process::id());
     let mut samples = Vec::with_capacity(a.messages as usize);
+    let (mut expected, mut not_slept) = (0, 0);
     barrier.arrive_and_wait();
     loop {
         let (message, woke) = wait();
         if message.seq == STOP {
             break;
         }
-        let expected = samples.len() as u64;
         assert_eq!(message.seq, expected, "wake-up messages out of order");
-        samples.push(woke.saturating_sub(message.words[0]));
-        acks.ack(expected + 1);
+        match woke {
+            Some(woke) => samples.push(woke.saturating_sub(message.words[0])),
+            None => not_slept += 1,
+        }
+        expected += 1;
+        acks.ack(expected);
     }
     samples.sort_unstable();
     Report::WakeReceiver {
         wake_ns: Quantiles::of_sorted(&samples),
+        not_slept,
     }
     .send();
 }
@@ -169,8 +194,33 @@ pub fn salias_receiver(a: &Params, barrier: &Barrier) {
     receive_loop(a, barrier, || {
         let message = subscriber.recv().expect("salias recv");
         let woke = now_ns();
-        (*message, woke)
+        (*message, Some(woke))
     });
+}
+
+/// The descriptor is the subscriber's own: its empty `try_recv` arms it, and receiving
+/// drains it.
+pub fn salias_fd_receiver(a: &Params, barrier: &Barrier) {
+    let channel = salias::FifoMpsc::<Msg64>::connect(&a.name).unwrap_or_else(|e| panic!("{e}"));
+    let mut subscriber = channel.subscriber().expect("a subscriber slot");
+    let epoll = Readable::watching(&subscriber).expect("an epoll set");
+    receive_loop(a, barrier, || {
+        loop {
+            if let Some(message) = take(&mut subscriber) {
+                // Found before sleeping: not a wake-up.
+                return (message, None);
+            }
+            epoll.wait().expect("epoll_wait");
+            let woke = now_ns();
+            if let Some(message) = take(&mut subscriber) {
+                return (message, Some(woke));
+            }
+        }
+    });
+}
+
+fn take(subscriber: &mut salias::Subscriber<Msg64>) -> Option<Msg64> {
+    subscriber.try_recv().expect("salias try_recv").map(|m| *m)
 }
 
 /// The event service beside the data: one notifier, one listener, no events of its own
@@ -222,7 +272,7 @@ pub fn ice_receiver(a: &Params, barrier: &Barrier) {
             listener.blocking_wait(|_| {}).expect("iceoryx2 blocking_wait");
             let woke = now_ns();
             if let Some(sample) = subscriber.receive().expect("iceoryx2 receive") {
-                return (*sample.payload(), woke);
+                return (*sample.payload(), Some(woke));
             }
         }
     });

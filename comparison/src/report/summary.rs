@@ -51,8 +51,8 @@ pub fn print(plan: &Plan, results: &Results) {
     }
 }
 
-/// Per system the median [min, max] over rounds of p50, p99 and p99.9, in µs, its p50 over
-/// salias's round by round, and the idle receiver's CPU.
+/// Per variant the median [min, max] over rounds of p50, p99 and p99.9, in µs, its p50 over
+/// salias futex recv's round by round, and the idle receiver's CPU.
 fn wake(plan: &Plan, results: &[Vec<Wake>]) {
     println!(
         "\nwake-up latency, commit to woken receiver, 2-5 ms gaps, {} per run, µs med [min,max]; ×salias: p50 ratio per round",
@@ -67,8 +67,8 @@ fn wake(plan: &Plan, results: &[Vec<Wake>]) {
             .map(|w| w.wake_ns.get(q).unwrap_or(0) as f64 / 1e3)
             .collect()
     };
-    let salias = plan.wake_systems.iter().position(|s| *s == System::Salias);
-    for (system, runs) in plan.wake_systems.iter().zip(results) {
+    let salias = plan.wake_variants.iter().position(|&(s, _)| s == System::Salias);
+    for (variant, runs) in plan.wake_variants.iter().zip(results) {
         let cell = |q| {
             let s = spread(&at(runs, q), |x| *x);
             format!("{:.1} [{:.1},{:.1}]", s.median, s.min, s.max)
@@ -81,7 +81,7 @@ fn wake(plan: &Plan, results: &[Vec<Wake>]) {
         let runtime = spread(runs, |w| w.idle_runtime_s_per_s * 1e3).median;
         println!(
             "{:<40} {:>22} {:>22} {:>24} {ratio:>20}  {cpu:.1} ({runtime:.3})",
-            crate::wake::label(*system),
+            crate::wake::label(*variant),
             cell("p50"),
             cell("p99"),
             cell("p99.9"),
