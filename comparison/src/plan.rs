@@ -115,7 +115,8 @@ impl Plan {
             wake_plan,
             wake_variants,
             two_publishers,
-            aeron: wanted(System::Aeron),
+            // The wake part has no Aeron row: its driver starts only for the others.
+            aeron: wanted(System::Aeron) && [Part::Throughput, Part::Latency, Part::Openloop].into_iter().any(part),
             messages,
             pings,
             salias_ring,
@@ -190,6 +191,8 @@ mod tests {
         let no_aeron = plan(&["--no-aeron", "--only", "latency"]);
         assert!(!no_aeron.aeron && !no_aeron.latency_systems.contains(&System::Aeron));
         assert!(no_aeron.latency && !no_aeron.throughput && !no_aeron.openloop);
+        let wake = plan(&["--only", "wake"]);
+        assert!(wake.wake && !wake.aeron, "no Aeron row in the wake part, so no driver");
         assert_eq!(
             plan(&["--salias-ring", "65536"]).ice_buffer,
             1024,
