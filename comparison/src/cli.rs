@@ -6,10 +6,11 @@ use clap::{Parser, ValueEnum};
 /// Same-run, cross-process comparison of salias with Aeron IPC, iceoryx2 and the machine's
 /// floors.
 ///
-/// Default: 5 rounds, 10M messages per publisher, 200k pings; --quick: 3 rounds, 2M, 100k.
+/// Default: 5 rounds, 10M messages per publisher, 200k pings, 500 wake-ups; --quick: 3
+/// rounds, 2M, 100k, 200; --smoke: 1 round, 20k, 1k, 40.
 /// Open loop: loads 0.1,0.5,1,2,5,10,20,50 M msg/s until a system saturates, 1 s per level
-/// after 0.2 s of warm-up (--quick: 0.5 s after 0.1 s). The default runs throughput, latency
-/// and the open loop. 2P1S runs by default only with >= 3 cores.
+/// after 0.2 s of warm-up (--quick: 0.5 s after 0.1 s). The default runs throughput, latency,
+/// the open loop and wake-up latency. 2P1S runs by default only with >= 3 cores.
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "salias-comparison",
@@ -91,6 +92,8 @@ pub enum Part {
     Latency,
     /// The open-loop sweep of offered load.
     Openloop,
+    /// Wake-up latency of a sleeping receiver, and its idle CPU.
+    Wake,
 }
 
 /// A system `--systems` may name.

@@ -18,6 +18,8 @@
 //! - Latency: ping-pong round trip / 2 next to the bare cache-line floor, and an open-loop
 //!   sweep of offered load (planned send times, never skipped; HdrHistograms of queueing,
 //!   service and total time), both between cores 0 and 1.
+//! - Wake-up latency (`wake.rs`): commit to the woken receiver, with 2–5 ms idle gaps, salias's
+//!   futex `recv` beside iceoryx2's event listener, and the idle receiver's CPU.
 //! - Raw results: JSON lines in `comparison/results/<unix time>.jsonl` with a header record.
 
 use std::process::ExitCode;
@@ -39,6 +41,7 @@ mod session;
 mod throughput;
 mod transports;
 mod verification;
+mod wake;
 
 fn main() -> ExitCode {
     if let Some(role) = roles::ROLE.current() {

@@ -7,6 +7,7 @@ use support::records::System;
 use crate::cli::{Cli, Part, SystemChoice};
 use crate::throughput::{Api, Setup};
 use crate::transports::aeron::AERON_TERM_BYTES;
+use crate::wake::{VARIANTS as WAKE_VARIANTS, Variant, WakePlan};
 
 /// Everything a run of the comparison needs from its command line.
 pub struct Plan {
@@ -14,6 +15,10 @@ pub struct Plan {
     pub throughput: bool,
     pub latency: bool,
     pub openloop: bool,
+    pub wake: bool,
+    /// Wake-up runs: messages (wake-ups) per run and the idle interval.
+    pub wake_plan: WakePlan,
+    pub wake_variants: Vec<Variant>,
     /// Whether the 2P1S setups run (>= 3 cores, or `--two-publishers`).
     pub two_publishers: bool,
     /// Whether Aeron runs at all (its driver starts only then).
@@ -94,14 +99,24 @@ impl Plan {
         openloop_systems.retain(|&(s, _)| wanted(s));
         let mut latency_systems = vec![System::Floor, System::Salias, System::Aeron, System::Iceoryx2];
         latency_systems.retain(|&s| wanted(s));
+        let mut wake_variants = WAKE_VARIANTS.to_vec();
+        wake_variants.retain(|&(s, _)| wanted(s));
+        let wake_plan = WakePlan {
+            messages: pick(500, 200, 40),
+            idle_ms: pick(1_000, 500, 100),
+        };
         let part = |p| cli.only.is_none_or(|only| only == p);
         Plan {
             rounds,
             throughput: part(Part::Throughput),
             latency: part(Part::Latency),
             openloop: part(Part::Openloop),
+            wake: part(Part::Wake),
+            wake_plan,
+            wake_variants,
             two_publishers,
-            aeron: wanted(System::Aeron),
+            // The wake part has no Aeron row: its driver starts only for the others.
+            aeron: wanted(System::Aeron) && [Part::Throughput, Part::Latency, Part::Openloop].into_iter().any(part),
             messages,
             pings,
             salias_ring,
@@ -159,7 +174,9 @@ mod tests {
     fn smoke_is_small_and_runs_every_part_and_system() {
         let smoke = plan(&["--smoke"]);
         assert_eq!((smoke.rounds, smoke.loads.as_slice()), (1, &[0.1][..]));
-        assert!(smoke.throughput && smoke.latency && smoke.openloop && smoke.aeron);
+        assert!(smoke.throughput && smoke.latency && smoke.openloop && smoke.wake && smoke.aeron);
+        assert_eq!(smoke.wake_variants.len(), 3);
+        assert_eq!(smoke.wake_plan.messages, 40);
         assert_eq!(smoke.latency_systems.len(), 4);
         assert_eq!(smoke.openloop_systems.len(), 3);
         assert_eq!(plan(&["--smoke", "--rounds", "2"]).rounds, 2, "explicit flags win");
@@ -174,6 +191,8 @@ mod tests {
         let no_aeron = plan(&["--no-aeron", "--only", "latency"]);
         assert!(!no_aeron.aeron && !no_aeron.latency_systems.contains(&System::Aeron));
         assert!(no_aeron.latency && !no_aeron.throughput && !no_aeron.openloop);
+        let wake = plan(&["--only", "wake"]);
+        assert!(wake.wake && !wake.aeron, "no Aeron row in the wake part, so no driver");
         assert_eq!(
             plan(&["--salias-ring", "65536"]).ice_buffer,
             1024,

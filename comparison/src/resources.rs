@@ -49,6 +49,11 @@ pub enum Resources {
         #[allow(dead_code)] Vec<ice::Factory>,
         #[allow(dead_code)] Node<ipc::Service>,
     ),
+    IceWake(
+        #[allow(dead_code)] ice::Factory,
+        #[allow(dead_code)] ice::EventFactory,
+        #[allow(dead_code)] Node<ipc::Service>,
+    ),
     Spsc(#[allow(dead_code)] ShmFile),
     None,
 }
@@ -72,6 +77,23 @@ impl Resources {
             }
             System::SpscFloor => Resources::Spsc(spsc_ring(name, setup.param).map_err(RunError::shm(name))?),
             System::Aeron | System::Floor => Resources::None,
+        })
+    }
+
+    /// The shared objects of a wake-up run of `system` named `name`.
+    pub fn for_wake(system: System, name: &str) -> Result<Resources, RunError> {
+        Ok(match system {
+            System::Salias => Resources::Salias(vec![
+                SaliasChannel::create(&Config::new(name)).map_err(RunError::salias(name))?,
+            ]),
+            System::Iceoryx2 => {
+                ice::quiet();
+                let node = ice::node();
+                let data = ice::latency_service(&node, &format!("{name}/data"), true);
+                let event = crate::wake::event_service(&node, name, true);
+                Resources::IceWake(data, event, node)
+            }
+            _ => Resources::None,
         })
     }
 

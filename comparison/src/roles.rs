@@ -16,6 +16,7 @@ use crate::baselines;
 use crate::error::RunError;
 use crate::throughput::Api;
 use crate::transports::{aeron, iceoryx2 as ice, salias};
+use crate::wake;
 
 /// The variable that names a child's role.
 pub const ROLE: Role = Role::new("SALIAS_COMPARISON_ROLE");
@@ -38,7 +39,7 @@ pub struct Params {
     pub publishers: u32,
     /// Messages per publisher (throughput, open loop) or recorded round trips (ping-pong).
     pub messages: u64,
-    /// The buffer, as `Setup::param`.
+    /// The buffer, as `Setup::param`; a wake-up sender's idle interval in ms.
     pub param: u64,
     /// This publisher's (or subscriber's) index.
     pub index: u64,
@@ -81,6 +82,10 @@ pub enum Report {
         refused: u64,
         late: u64,
     },
+    /// The wake-up sender's reading of the idle receiver's CPU.
+    WakeSender { idle: support::cpu::IdleCpu },
+    /// The wake-up receiver's latencies, commit to woken receiver.
+    WakeReceiver { wake_ns: Quantiles, not_slept: u64 },
     /// The open-loop histograms.
     OpenLoopSubscriber {
         queueing_ns: Quantiles,
@@ -148,6 +153,11 @@ pub fn child(role: &str) -> Result<(), Box<dyn std::error::Error>> {
         ("salias", "pong") => salias::ponger(&a, b),
         ("salias", "ol-publisher") => salias::ol_publisher(&a, b),
         ("salias", "ol-subscriber") => salias::ol_subscriber(&a, b),
+        ("salias", "wake-sender") => wake::salias_sender(&a, b),
+        ("salias", "wake-receiver") => wake::salias_receiver(&a, b),
+        ("salias", "wake-receiver-fd") => wake::salias_fd_receiver(&a, b),
+        ("iceoryx2", "wake-sender") => wake::ice_sender(&a, b),
+        ("iceoryx2", "wake-receiver") => wake::ice_receiver(&a, b),
         ("aeron", "publisher") => aeron::publisher(&a, b),
         ("aeron", "subscriber") => aeron::subscriber(&a, b),
         ("aeron", "ping") => aeron::pinger(&a, b),

@@ -20,6 +20,8 @@ use crate::roles::system_name;
 use crate::throughput::{Run, throughput_run};
 use crate::transports::aeron::start_aeron_driver;
 use crate::transports::iceoryx2::ShmTidy;
+use crate::wake::wake_run;
+use support::records::Wake;
 
 /// The raw data file, with what failed to write it.
 struct Output(JsonLines);
@@ -72,6 +74,7 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
         latency: Vec::new(),
         pingpong_cores: [0, 0],
         openloop: Vec::new(),
+        wake: Vec::new(),
     };
     if plan.throughput {
         results.throughput = throughput(&plan, &mut ctx, &mut out, started)?;
@@ -81,6 +84,9 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
     }
     if plan.openloop {
         results.openloop = openloop(&plan, &mut ctx, &mut out, started)?;
+    }
+    if plan.wake {
+        results.wake = wake(&plan, &mut out, started)?;
     }
     drop(driver);
 
@@ -143,6 +149,20 @@ fn latency(
         );
     }
     Ok(())
+}
+
+fn wake(plan: &Plan, out: &mut Output, started: Instant) -> Result<Vec<Vec<Wake>>, RunError> {
+    let (rounds, variants) = (plan.rounds, &plan.wake_variants);
+    let mut results: Vec<Vec<Wake>> = variants.iter().map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        for i in rotation(variants.len(), round) {
+            let record = wake_run(variants[i], plan.wake_plan, round)?;
+            out.write(&record)?;
+            results[i].push(record);
+        }
+        eprintln!("wake round {}/{rounds} done after {:.1?}", round + 1, started.elapsed());
+    }
+    Ok(results)
 }
 
 /// Level by level; within a level the systems alternate round by round, and a system

@@ -67,6 +67,20 @@ OPENLOOP = {
     "service_ns": (dict,),
     "total_ns": (dict,),
 }
+WAKE = {
+    "label": STR,
+    "mechanism": STR,
+    "prototype": BOOL,
+    "placement": STR,
+    "gap_ns": (list,),
+    "wake_ns": (dict,),
+    "not_slept": INT + NULL,
+    "publisher_wakes": INT + NULL,
+    "idle_s": NUMBER,
+    "idle_cpu_s_per_s": NUMBER,
+    "idle_tick_s": NUMBER,
+    "idle_runtime_s_per_s": NUMBER,
+}
 BENCHES = {
     "throughput": THROUGHPUT,
     "size": THROUGHPUT,
@@ -74,9 +88,10 @@ BENCHES = {
     "lossy": LOSSY,
     "pingpong": PINGPONG,
     "openloop": OPENLOOP,
+    "wake": WAKE,
 }
 SYSTEMS = {"salias", "aeron", "iceoryx2", "spsc-floor", "floor"}
-HISTOGRAMS = ("one_way_ns", "queueing_ns", "service_ns", "total_ns")
+HISTOGRAMS = ("one_way_ns", "queueing_ns", "service_ns", "total_ns", "wake_ns")
 
 
 def contract_problem(obj):

@@ -8,6 +8,9 @@
 //!
 //! - Time: [`clock::now_ns`] (CLOCK_MONOTONIC, one clock for every process on the
 //!   machine) and [`clock::resolution_ns`].
+//! - CPU: [`cpu::CpuTime`] of a process from /proc, and [`cpu::IdleCpu`] over an idle
+//!   interval; [`wake`]: the schedule of a wake-up latency run; [`epoll::Readable`],
+//!   a raw event loop's wait on one descriptor.
 //! - Placement: [`cores::cores`], [`cores::pin`], [`cores::core_for`],
 //!   [`cores::Placement`].
 //! - Processes: [`role::Role`] re-executes the running binary as a role,
@@ -22,6 +25,8 @@
 pub mod barrier;
 pub mod clock;
 pub mod cores;
+pub mod cpu;
+pub mod epoll;
 pub mod floor;
 pub mod hist;
 pub mod jsonl;
@@ -31,3 +36,4 @@ pub mod role;
 pub mod shm;
 pub mod stats;
 pub mod throughput;
+pub mod wake;

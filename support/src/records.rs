@@ -1,8 +1,8 @@
 //! The raw-data records of the benchmark harnesses (benches/ipc, comparison/), one
 //! struct per kind of line, written with serde: never hand-formatted JSON. The first line
 //! of a file is a [`Header`]; every further line one record, whose `bench` says which:
-//! [`Throughput`] (`throughput`, `size`, `stress`), [`LossyRun`], [`PingPong`], [`OpenLoop`]. Fields
-//! that mean nothing for a system are present as `null`. `label` is a caption for people
+//! [`Throughput`] (`throughput`, `size`, `stress`), [`LossyRun`], [`PingPong`],
+//! [`OpenLoop`], [`Wake`]. Fields that mean nothing for a system are present as `null`. `label` is a caption for people
 //! only: everything it says is also in a field of its own.
 
 use serde::{Deserialize, Serialize};
@@ -269,6 +269,65 @@ pub struct OpenLoop {
     pub total_ns: Quantiles,
 }
 
+/// How a woken receiver waited, in a [`Wake`] record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WakeMechanism {
+    /// salias `Subscriber::recv` with the default `Adaptive` strategy (spin, yield, sleep).
+    RecvAdaptive,
+    /// salias `Subscriber::recv` with a strategy that sleeps in the futex at once.
+    RecvPark,
+    /// Design A prototype: a watcher thread futex-waits on a shared word and writes the
+    /// receiver's eventfd, which an epoll loop watches.
+    WatcherEventfd,
+    /// Design B prototype: the waking publisher writes a byte to the sleeping receiver's
+    /// named FIFO, which the receiver's epoll loop watches.
+    Fifo,
+    /// salias `Subscriber`'s own descriptor in a raw epoll loop.
+    FdEpoll,
+    /// salias `recv_async` in a current-thread tokio runtime.
+    RecvAsync,
+    /// iceoryx2's event service: `Notifier::notify`, `Listener::blocking_wait`.
+    EventListener,
+}
+
+/// One wake-up latency run: messages a few milliseconds apart, each waking a receiver
+/// that was asleep; latency from just before the publisher's commit to the woken
+/// receiver's first instruction, and the waiting side's CPU over an idle interval.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "bench", rename = "wake")]
+pub struct Wake {
+    /// What was measured.
+    pub system: System,
+    /// The round, from 0.
+    pub round: usize,
+    /// A caption for people; never parsed.
+    pub label: String,
+    /// How the receiver waited.
+    pub mechanism: WakeMechanism,
+    /// A prototype built in the benchmark, not the library's code.
+    pub prototype: bool,
+    /// Where each process ran, e.g. `P0@0 S0@1`.
+    pub placement: String,
+    /// The shortest and longest planned gap between messages, in ns.
+    pub gap_ns: [u64; 2],
+    /// Commit to woken receiver, in ns, over the messages whose receiver slept.
+    pub wake_ns: Quantiles,
+    /// Messages found before the receiver slept (not in `wake_ns`); none where the API
+    /// does not tell.
+    pub not_slept: Option<u64>,
+    /// System calls the publisher made to wake the receiver; none where the library does it.
+    pub publisher_wakes: Option<u64>,
+    /// Seconds the receiver idled while its CPU time was measured.
+    pub idle_s: f64,
+    /// Its `utime + stime` per idle second (clock-tick resolution, `idle_tick_s`).
+    pub idle_cpu_s_per_s: f64,
+    /// One clock tick, the resolution of `idle_cpu_s_per_s` over `idle_s`, in seconds.
+    pub idle_tick_s: f64,
+    /// Its threads' scheduler run time per idle second (ns resolution).
+    pub idle_runtime_s_per_s: f64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,6 +499,35 @@ mod tests {
         let json = serde_json::to_value(&header).unwrap();
         assert_eq!(json["clock"]["source"], "CLOCK_MONOTONIC");
         assert!(json["clock"]["resolution_ns"].as_u64().unwrap() >= 1);
+    }
+
+    #[test]
+    fn a_wake_record_names_its_bench_and_mechanism() {
+        let record = Wake {
+            system: System::Salias,
+            round: 0,
+            label: "futex recv (Adaptive)".into(),
+            mechanism: WakeMechanism::RecvAdaptive,
+            prototype: false,
+            placement: "P0@0 S0@1".into(),
+            gap_ns: [2_000_000, 5_000_000],
+            wake_ns: quantiles(),
+            not_slept: None,
+            publisher_wakes: Some(3),
+            idle_s: 1.0,
+            idle_cpu_s_per_s: 0.0,
+            idle_tick_s: 0.01,
+            idle_runtime_s_per_s: 1e-5,
+        };
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["bench"], "wake");
+        assert_eq!(json["mechanism"], "recv-adaptive");
+        assert_eq!(json["not_slept"], Value::Null);
+        assert_eq!(json["wake_ns"]["p99.9"], 75);
+        assert_eq!(
+            serde_json::to_value(WakeMechanism::WatcherEventfd).unwrap(),
+            "watcher-eventfd"
+        );
     }
 
     #[test]

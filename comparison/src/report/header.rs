@@ -60,6 +60,16 @@ fn config(plan: &Plan) -> Value {
             "histogram": "hdrhistogram 7, 1 ns .. 1000 s, 3 significant digits",
             "saturated": "plan ended > 10% late or queueing p50 > 100 us",
         },
+        "wake": {
+            "messages_per_run": plan.wake_plan.messages,
+            "idle_ms": plan.wake_plan.idle_ms,
+            "gap_us": support::wake::GAP_US,
+            "systems": "salias FifoMpsc 1P1S send / recv (Adaptive), and try_recv with the Subscriber's fd in \
+                epoll; iceoryx2 latency service send + \
+                event service notify / blocking_wait then receive",
+            "stamps": "CLOCK_MONOTONIC ns; words[0] read just before the commit; the receiver's clock read \
+                as its wait returned",
+        },
     })
 }
 

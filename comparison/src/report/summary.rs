@@ -2,7 +2,7 @@
 //! ratios computed round by round (the runs of a round ran back to back).
 
 use support::hist::Quantiles;
-use support::records::System;
+use support::records::{System, Wake};
 use support::stats::{Spread, ratios};
 
 use crate::openloop::OpenLoop;
@@ -23,6 +23,8 @@ pub struct Results {
     pub latency: Vec<Vec<Quantiles>>,
     pub pingpong_cores: [usize; 2],
     pub openloop: OpenLoopLevels,
+    /// Per wake-up system of the plan, its records in round order.
+    pub wake: Vec<Vec<Wake>>,
 }
 
 /// The spread of `f` over `runs`; all zero for no runs (a part that did not run).
@@ -43,6 +45,47 @@ pub fn print(plan: &Plan, results: &Results) {
     }
     if plan.openloop && !results.openloop.is_empty() {
         openloop(plan, &results.openloop);
+    }
+    if plan.wake && !results.wake.is_empty() {
+        wake(plan, &results.wake);
+    }
+}
+
+/// Per variant the median [min, max] over rounds of p50, p99 and p99.9, in µs, its p50 over
+/// salias futex recv's round by round, and the idle receiver's CPU.
+fn wake(plan: &Plan, results: &[Vec<Wake>]) {
+    println!(
+        "\nwake-up latency, commit to woken receiver, 2-5 ms gaps, {} per run, µs med [min,max]; ×salias: p50 ratio per round",
+        plan.wake_plan.messages
+    );
+    println!(
+        "{:<40} {:>22} {:>22} {:>24} {:>20}  idle CPU ms/s utime+stime (run time)",
+        "", "p50", "p99", "p99.9", "×salias"
+    );
+    let at = |runs: &[Wake], q: &str| -> Vec<f64> {
+        runs.iter()
+            .map(|w| w.wake_ns.get(q).unwrap_or(0) as f64 / 1e3)
+            .collect()
+    };
+    let salias = plan.wake_variants.iter().position(|&(s, _)| s == System::Salias);
+    for (variant, runs) in plan.wake_variants.iter().zip(results) {
+        let cell = |q| {
+            let s = spread(&at(runs, q), |x| *x);
+            format!("{:.1} [{:.1},{:.1}]", s.median, s.min, s.max)
+        };
+        let ratio = salias.map_or("-".into(), |i| {
+            let r = spread(&ratios(&at(runs, "p50"), &at(&results[i], "p50")), |x| *x);
+            format!("{:.2} [{:.2},{:.2}]", r.median, r.min, r.max)
+        });
+        let cpu = spread(runs, |w| w.idle_cpu_s_per_s * 1e3).median;
+        let runtime = spread(runs, |w| w.idle_runtime_s_per_s * 1e3).median;
+        println!(
+            "{:<40} {:>22} {:>22} {:>24} {ratio:>20}  {cpu:.1} ({runtime:.3})",
+            crate::wake::label(*variant),
+            cell("p50"),
+            cell("p99"),
+            cell("p99.9"),
+        );
     }
 }
 

@@ -16,6 +16,8 @@ use crate::roles::Params;
 use crate::throughput::{Api, drain, flood};
 
 pub type Factory = PortFactory<ipc::Service, Msg64, ()>;
+/// An event service's factory (the wake-up runs').
+pub type EventFactory = iceoryx2::service::port_factory::event::PortFactory<ipc::Service>;
 
 pub fn quiet() {
     set_log_level(LogLevel::Error);
