@@ -51,7 +51,7 @@ OPENLOOP = {
     "total_ns": (dict,),
 }
 BENCHES = {"throughput": THROUGHPUT, "size": THROUGHPUT, "stress": THROUGHPUT, "pingpong": PINGPONG, "openloop": OPENLOOP}
-SYSTEMS = {"salias", "aeron", "iceoryx2", "spsc-floor", "floor"}
+SYSTEMS = {"salias", "aeron", "iceoryx2", "spsc-floor", "floor", "message-floor"}
 HISTOGRAMS = ("one_way_ns", "queueing_ns", "service_ns", "total_ns")
 
 
