@@ -19,8 +19,11 @@
 //!   command, then one record per run (the support crate's `records`).
 //! - Runs with more spinning processes than cores are marked oversubscribed, in the
 //!   records and the printed tables: their processes took turns on the cores.
-//! - Latency is ping-pong round trip / 2 between two processes, next to the machine's floor
-//!   measured the same way: a bare cache-line ping-pong between the same two cores.
+//! - Latency is ping-pong round trip / 2 between two processes, next to the machine's
+//!   floors measured the same way between the same two cores: a bare cache-line
+//!   ping-pong, and a 64-byte message on a line of its own each way. Stamps come from the
+//!   latency clock (the CPU's counter calibrated at start, or CLOCK_MONOTONIC with the
+//!   reason), recorded in the header.
 
 mod cli;
 mod lossy;
@@ -77,6 +80,7 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         Machine::detect(),
         out.path().display()
     );
+    println!("latency clock: {}", header.latency_clock.describe());
 
     let started = Instant::now();
     let sections = [

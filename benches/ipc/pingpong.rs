@@ -1,6 +1,7 @@
 //! The latency section: ping-pong round trip / 2 over salias, alternating round by round
-//! with the bare cache-line floor between the same two cores. The parent is the pinger,
-//! a child the ponger.
+//! with the bare cache-line floor and the 64-byte message floor between the same two
+//! cores. The parent is the pinger, a child the ponger; every stamp is taken with the
+//! latency clock (`support::clock::latency`).
 
 use std::error::Error;
 use std::time::Duration;
@@ -19,21 +20,27 @@ use crate::setup::Msg64;
 /// The watchdog's limit for one ping-pong run.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
 
-/// Runs `rounds` of floor then salias, `pings` round trips each, writes a record per run
-/// and prints the summary.
+/// Runs `rounds` of the floor, the message floor and salias, `pings` round trips each,
+/// writes a record per run and prints the summary.
 pub fn latency(rounds: usize, pings: u64, out: &mut JsonLines) -> Result<(), Box<dyn Error>> {
     let cores = [core_for(Side::Publisher, 0), core_for(Side::Subscriber, 0)];
     let mut runs = Vec::new();
     for round in 0..rounds {
         let pid = std::process::id();
         let mut floor = floor_round_trips(&format!("floor-{pid}-{round}"), pings, cores)?;
+        let mut message = message_floor_round_trips(&format!("msgfloor-{pid}-{round}"), pings, cores)?;
         let mut salias = salias_round_trips(&format!("pingpong-{pid}-{round}"), pings, cores)?;
-        floor.sort_unstable();
-        salias.sort_unstable();
-        for (system, sorted) in [(System::Floor, &floor), (System::Salias, &salias)] {
-            out.write(&report::pingpong_record(system, round, cores, sorted))?;
+        let mut run = report::LatencyRound::default();
+        for (system, samples, slot) in [
+            (System::Floor, &mut floor, &mut run.floor),
+            (System::MessageFloor, &mut message, &mut run.message_floor),
+            (System::Salias, &mut salias, &mut run.salias),
+        ] {
+            samples.sort_unstable();
+            out.write(&report::pingpong_record(system, round, cores, samples))?;
+            *slot = std::mem::take(samples);
         }
-        runs.push((floor, salias));
+        runs.push(run);
     }
     report::print_latency(cores, pings, &runs);
     Ok(())
@@ -62,14 +69,15 @@ fn salias_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u
     inbound.set_wait_strategy(BusySpin);
     let barrier = Barrier::create(name)?;
     let children = start_ponger(name, &barrier, Task::Pong { pings }, cores)?;
+    let clock = support::clock::latency();
     let mut samples = Vec::with_capacity(pings as usize);
     for seq in 0..pings {
-        let sent = support::clock::now_ns();
+        let sent = clock.now_ns();
         outbound.send(&Msg64::new(0, seq))?;
         let back = inbound.recv()?;
         assert_eq!(back.seq, seq, "ping-pong out of step");
         drop(back);
-        samples.push(support::clock::now_ns() - sent);
+        samples.push(clock.now_ns() - sent);
     }
     children.wait_all(RUN_LIMIT)?;
     Ok(samples)
@@ -80,6 +88,15 @@ fn floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u6
     let children = start_ponger(name, &barrier, Task::FloorPong { pings }, cores)?;
     let (ping, pong) = barrier.floor_line();
     let samples = support::floor::round_trips(ping, pong, 0, pings);
+    children.wait_all(RUN_LIMIT)?;
+    Ok(samples)
+}
+
+fn message_floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {
+    let barrier = Barrier::create(name)?;
+    let children = start_ponger(name, &barrier, Task::MessageFloorPong { pings }, cores)?;
+    let (ping, pong) = barrier.message_lines();
+    let samples = support::message_floor::round_trips(ping, pong, 0, pings);
     children.wait_all(RUN_LIMIT)?;
     Ok(samples)
 }

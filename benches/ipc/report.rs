@@ -82,36 +82,51 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
     }
 }
 
-/// The latency summary: the floor's and salias's median p50 over the rounds, their
-/// ratio, and the last round's tail.
-pub fn print_latency(cores: [usize; 2], pings: u64, runs: &[(Vec<u64>, Vec<u64>)]) {
-    let p50 = |sorted: &Vec<u64>| percentile(sorted, 0.5).unwrap_or(0) as f64 / 2.0;
-    let floor: Vec<f64> = runs.iter().map(|(f, _)| p50(f)).collect();
-    let salias: Vec<f64> = runs.iter().map(|(_, s)| p50(s)).collect();
-    let (Some(f), Some(s), Some(ratio)) = (
-        Spread::of(&floor),
-        Spread::of(&salias),
-        Spread::of(&ratios(&salias, &floor)),
-    ) else {
+/// One latency round's sorted round trips, per system.
+#[derive(Default)]
+pub struct LatencyRound {
+    pub floor: Vec<u64>,
+    pub message_floor: Vec<u64>,
+    pub salias: Vec<u64>,
+}
+
+/// The latency summary: each floor's and salias's median p50 over the rounds, salias's
+/// ratio to each floor, and the last round's tail.
+pub fn print_latency(cores: [usize; 2], pings: u64, runs: &[LatencyRound]) {
+    let p50s = |of: fn(&LatencyRound) -> &Vec<u64>| -> Vec<f64> {
+        runs.iter()
+            .map(|r| percentile(of(r), 0.5).unwrap_or(0) as f64 / 2.0)
+            .collect()
+    };
+    let salias = p50s(|r| &r.salias);
+    let Some(s) = Spread::of(&salias) else {
         return;
     };
     println!(
-        "\nping-pong between cores {} and {}, one way = round trip / 2, {pings} pings × {} rounds:\n  cache-line floor p50 {:.0} ns; salias 64 B p50 {:.0} ns [{:.0}, {:.0}] = {:.2}× the floor (per-round ratios [{:.2}, {:.2}])",
+        "\nping-pong between cores {} and {}, one way = round trip / 2, {pings} pings × {} rounds, clock {}:\n  salias 64 B p50 {:.0} ns [{:.0}, {:.0}]",
         cores[0],
         cores[1],
         runs.len(),
-        f.median,
+        support::clock::latency().describe(),
         s.median,
         s.min,
         s.max,
-        ratio.median,
-        ratio.min,
-        ratio.max
     );
-    if let Some((_, last)) = runs.last() {
+    for (name, floor) in [
+        ("cache-line floor", p50s(|r| &r.floor)),
+        ("64-byte message floor", p50s(|r| &r.message_floor)),
+    ] {
+        if let (Some(f), Some(ratio)) = (Spread::of(&floor), Spread::of(&ratios(&salias, &floor))) {
+            println!(
+                "  {name} p50 {:.1} ns; salias = {:.2}× it (per-round ratios [{:.2}, {:.2}])",
+                f.median, ratio.median, ratio.min, ratio.max
+            );
+        }
+    }
+    if let Some(last) = runs.last() {
         println!(
             "  last round, salias one way: {}",
-            Quantiles::of_sorted(last).map(|rtt| rtt / 2)
+            Quantiles::of_sorted(&last.salias).map(|rtt| rtt / 2)
         );
     }
 }

@@ -38,6 +38,8 @@ pub enum Task {
     Pong { pings: u64 },
     /// Echoes `pings` pings on the barrier's floor line.
     FloorPong { pings: u64 },
+    /// Echoes `pings` 64-byte messages on the barrier's message lines.
+    MessageFloorPong { pings: u64 },
 }
 
 impl Task {
@@ -49,6 +51,7 @@ impl Task {
             Task::Lossy { .. } => "lossy",
             Task::Pong { .. } => "pong",
             Task::FloorPong { .. } => "floor-pong",
+            Task::MessageFloorPong { .. } => "message-floor-pong",
         }
     }
 }
@@ -67,6 +70,12 @@ pub fn run() {
             barrier.arrive_and_wait();
             let (ping, pong) = barrier.floor_line();
             support::floor::pong(ping, pong, pings);
+        }
+        Task::MessageFloorPong { pings } => {
+            let barrier = open_barrier(&name);
+            barrier.arrive_and_wait();
+            let (ping, pong) = barrier.message_lines();
+            support::message_floor::pong(ping, pong, pings);
         }
     }
 }

@@ -1,11 +1,12 @@
-//! The machine's floors: a minimal SPSC ring in a shared mapping (throughput) and the bare
-//! cache-line ping-pong of `support::floor` (latency).
+//! The machine's floors: a minimal SPSC ring in a shared mapping (throughput), the bare
+//! cache-line ping-pong of `support::floor` and the 64-byte message ping-pong of
+//! `support::message_floor` (latency).
 
 use std::sync::atomic::Ordering;
 
 use support::barrier::Barrier;
-use support::floor;
 use support::shm::{ShmError, ShmFile};
+use support::{floor, message_floor};
 
 use crate::message::Msg64;
 use crate::pingpong::{PING_WARMUP, report_round_trips};
@@ -111,5 +112,21 @@ pub fn floor_ponger(a: &Params, barrier: &Barrier) {
     let (ping, pong) = barrier.floor_line();
     barrier.arrive_and_wait();
     floor::pong(ping, pong, PING_WARMUP + a.messages);
+    barrier.done();
+}
+
+// ---- the 64-byte message floor, between two processes
+
+pub fn message_floor_pinger(a: &Params, barrier: &Barrier) {
+    let (ping, pong) = barrier.message_lines();
+    barrier.arrive_and_wait();
+    let mut samples = message_floor::round_trips(ping, pong, PING_WARMUP, a.messages);
+    report_round_trips(&mut samples);
+}
+
+pub fn message_floor_ponger(a: &Params, barrier: &Barrier) {
+    let (ping, pong) = barrier.message_lines();
+    barrier.arrive_and_wait();
+    message_floor::pong(ping, pong, PING_WARMUP + a.messages);
     barrier.done();
 }

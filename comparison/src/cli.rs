@@ -44,8 +44,8 @@ pub struct Cli {
     #[arg(long)]
     pub no_aeron: bool,
 
-    /// Run only these systems, comma-separated; `floor` means both floors (the SPSC ring
-    /// and the cache-line ping-pong).
+    /// Run only these systems, comma-separated; `floor` means the floors (the SPSC ring,
+    /// the cache-line ping-pong and the 64-byte message ping-pong).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
     pub systems: Option<Vec<SystemChoice>>,
 
@@ -77,6 +77,13 @@ pub struct Cli {
     #[arg(long, value_name = "S", value_parser = positive_seconds)]
     pub ol_duration: Option<f64>,
 
+    /// Run the open loop's publisher and subscriber under SCHED_FIFO at PRIORITY (1-99), so
+    /// no ordinary task takes their cores: tails with less scheduler noise. Needs root or
+    /// CAP_SYS_NICE, and a level (duration + warm-up) shorter than the kernel's real-time
+    /// limit (kernel.sched_rt_runtime_us).
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub realtime: Option<u32>,
+
     /// Unrecorded warm-up seconds before each open-loop level [default: 0.2; --quick 0.1;
     /// --smoke 0.01].
     #[arg(long, value_name = "S", value_parser = seconds)]
@@ -102,7 +109,8 @@ pub enum SystemChoice {
     Salias,
     Aeron,
     Iceoryx2,
-    /// Both floors: the SPSC ring and the cache-line ping-pong.
+    /// The floors: the SPSC ring, the cache-line ping-pong and the 64-byte message
+    /// ping-pong.
     Floor,
 }
 
@@ -176,6 +184,8 @@ mod tests {
             "0.5",
             "--ol-warmup",
             "0",
+            "--realtime",
+            "50",
         ])
         .unwrap();
         assert!(cli.quick && cli.two_publishers && cli.no_aeron);
@@ -185,6 +195,7 @@ mod tests {
         assert_eq!(cli.salias_ring, 65536);
         assert_eq!(cli.loads, Some(vec![0.1, 1.0, 10.0]));
         assert_eq!(cli.ol_warmup, Some(0.0));
+        assert_eq!(cli.realtime, Some(50));
     }
 
     #[test]
@@ -196,6 +207,7 @@ mod tests {
             ("--ol-duration", "0", "seconds"),
             ("--only", "everything", "everything"),
             ("--systems", "zeromq", "zeromq"),
+            ("--realtime", "100", "100"),
         ] {
             let error = Cli::try_parse_from(["salias-comparison", flag, value]).unwrap_err();
             assert!(error.to_string().contains(says), "{flag} {value}: {error}");

@@ -6,6 +6,7 @@ use support::jsonl::JsonLinesError;
 use support::role::RoleError;
 use support::shm::ShmError;
 
+use crate::plan::PlanError;
 use crate::platform::interrupted;
 
 #[derive(Debug)]
@@ -20,6 +21,8 @@ pub enum RunError {
     Missing { run: String, what: &'static str },
     /// The raw data could not be written.
     Output(JsonLinesError),
+    /// The plan cannot run as the command line asks.
+    Plan(PlanError),
 }
 
 impl RunError {
@@ -56,6 +59,7 @@ impl fmt::Display for RunError {
             RunError::Salias { run, source } => write!(f, "run {run}: creating its channel: {source}")?,
             RunError::Missing { run, what } => write!(f, "run {run}: the processes ended without {what}")?,
             RunError::Output(source) => write!(f, "{source}")?,
+            RunError::Plan(source) => write!(f, "{source}")?,
         }
         // Ctrl-C kills the children; the failure that follows is that, not a bug.
         f.write_str(interrupted())
@@ -70,6 +74,7 @@ impl std::error::Error for RunError {
             RunError::Salias { source, .. } => Some(source),
             RunError::Missing { .. } => None,
             RunError::Output(source) => Some(source),
+            RunError::Plan(source) => Some(source),
         }
     }
 }

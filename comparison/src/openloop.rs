@@ -1,8 +1,9 @@
 //! Open-loop latency (BENCHMARKING.md rule 5): the publisher sends message i at its planned
 //! time t0 + i·Δ, never skipping or rebasing the plan when it falls behind, and stamps the
 //! planned and the actual send time into the message (words[0], words[1]); the subscriber
-//! stamps the receive time. All stamps are CLOCK_MONOTONIC ns, one clock for every process
-//! on the machine. Queueing = sent − planned, service = received − sent, total = received −
+//! stamps the receive time. All stamps are ns of the latency clock (`support::clock::latency`:
+//! the counter on the parent's calibration, which every child inherits, so the stamps of
+//! two processes subtract; or CLOCK_MONOTONIC where the counter was refused). Queueing = sent − planned, service = received − sent, total = received −
 //! planned, each in an HdrHistogram (1 ns resolution, 3 significant digits). The first
 //! `warmup` messages follow the same plan but are not recorded.
 
@@ -10,9 +11,10 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use support::barrier::Barrier;
-use support::clock::now_ns;
+use support::clock::{LatencyClock, latency};
 use support::cores::{Placement, Side};
 use support::hist::{Quantiles, histogram};
+use support::realtime::Realtime;
 use support::records::System;
 use support::role::Children;
 
@@ -35,20 +37,23 @@ pub fn planned_ns(t0: u64, i: u64, interval_ps: u64) -> u64 {
 /// sends at once), then calls `try_send(message)` until it is accepted, restamping the send
 /// time on each retry. Reports attempts, refusals and how long the plan took.
 pub fn openloop_publish(a: &Params, barrier: &Barrier, mut try_send: impl FnMut(&Msg64) -> bool) {
-    let interval_ps = plan_of(a).interval_ps;
+    let plan = plan_of(a);
+    apply_realtime(&plan);
+    let interval_ps = plan.interval_ps;
     let (mut attempts, mut refused, mut late) = (0u64, 0u64, 0u64);
+    let clock = latency();
     barrier.arrive_and_wait();
-    let t0 = now_ns();
+    let t0 = clock.now_ns();
     let mut last_sent = t0;
     for seq in 0..a.messages {
         let planned = planned_ns(t0, seq, interval_ps);
-        let mut now = now_ns();
+        let mut now = clock.now_ns();
         if now > planned {
             late += 1;
         }
         while now < planned {
             std::hint::spin_loop();
-            now = now_ns();
+            now = clock.now_ns();
         }
         // The first attempt goes out stamped with the clock read that ended the wait (one
         // clock read per message at high rates); a retry after a refusal is restamped.
@@ -61,7 +66,7 @@ pub fn openloop_publish(a: &Params, barrier: &Barrier, mut try_send: impl FnMut(
             }
             refused += 1;
             std::hint::spin_loop();
-            sent = now_ns();
+            sent = clock.now_ns();
         }
     }
     let planned_span = planned_ns(t0, a.messages - 1, interval_ps) - t0;
@@ -81,6 +86,14 @@ fn plan_of(a: &Params) -> OpenLoopPlan {
     a.plan.expect("an open-loop role is started with its plan")
 }
 
+/// Puts this role under the plan's real-time policy, if it has one; the parent checked
+/// the privilege before any run, so a failure here ends the run.
+fn apply_realtime(plan: &OpenLoopPlan) {
+    if let Some(realtime) = plan.realtime {
+        realtime.apply().unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// The three histograms of the subscriber.
 pub struct OpenLoopRecorder {
     queueing: Histogram<u64>,
@@ -88,6 +101,7 @@ pub struct OpenLoopRecorder {
     total: Histogram<u64>,
     warmup: u64,
     verifier: Verifier,
+    clock: &'static LatencyClock,
 }
 
 impl OpenLoopRecorder {
@@ -99,13 +113,14 @@ impl OpenLoopRecorder {
             total: histogram(),
             warmup,
             verifier: Verifier::new(1),
+            clock: latency(),
         }
     }
 
     /// Stamps the receive time of `m`, checks it and, past the warm-up, records it.
     #[inline(always)]
     pub fn receive(&mut self, m: &Msg64) {
-        let received = now_ns();
+        let received = self.clock.now_ns();
         self.verifier.check(m);
         if m.seq >= self.warmup {
             let (planned, sent) = (m.words[0], m.words[1]);
@@ -119,7 +134,9 @@ impl OpenLoopRecorder {
 /// The subscriber's loop: `poll` hands what it received to the recorder until every
 /// message is in; then the checks and the histograms' report.
 pub fn openloop_subscribe(a: &Params, barrier: &Barrier, mut poll: impl FnMut(&mut OpenLoopRecorder)) {
-    let mut recorder = OpenLoopRecorder::new(plan_of(a).warmup);
+    let plan = plan_of(a);
+    apply_realtime(&plan);
+    let mut recorder = OpenLoopRecorder::new(plan.warmup);
     barrier.arrive_and_wait();
     while recorder.verifier.received() < a.messages {
         poll(&mut recorder);
@@ -145,6 +162,8 @@ pub struct OpenLoop {
     pub service: Quantiles,
     pub total: Quantiles,
     pub placement: String,
+    /// The real-time policy the roles ran under, if any.
+    pub realtime: Option<Realtime>,
 }
 
 impl OpenLoop {
@@ -165,12 +184,14 @@ fn openloop_api(system: System) -> Api {
 }
 
 /// One open-loop run of `system` (buffer `param`) at `rate` msg/s for `plan` = (duration,
-/// warm-up) seconds: the publisher on core 0, the subscriber on core 1.
+/// warm-up) seconds, under `realtime` if given: the publisher on core 0, the subscriber
+/// on core 1.
 pub fn openloop_run(
     system: System,
     param: u64,
     rate: f64,
     plan: (f64, f64),
+    realtime: Option<Realtime>,
     round: usize,
     ctx: &mut Ctx,
 ) -> Result<OpenLoop, RunError> {
@@ -188,7 +209,11 @@ pub fn openloop_run(
     placement.note(Side::Publisher, 0, pub_core);
     placement.note(Side::Subscriber, 0, sub_core);
     let params = |core| Params {
-        plan: Some(OpenLoopPlan { interval_ps, warmup }),
+        plan: Some(OpenLoopPlan {
+            interval_ps,
+            warmup,
+            realtime,
+        }),
         ..setup.params(&name, core, 0, ctx, stream)
     };
     let mut children = Children::new();
@@ -232,5 +257,6 @@ pub fn openloop_run(
         service: service_ns,
         total: total_ns,
         placement: placement.to_string(),
+        realtime,
     })
 }

@@ -1,10 +1,11 @@
-//! Latency: ping-pong round trip / 2 between cores 0 and 1; the pinger's loop and the
-//! parent's run.
+//! Latency: ping-pong round trip / 2 between cores 0 and 1, stamped with the latency
+//! clock (`support::clock::latency`, the parent's calibration); the pinger's loop and
+//! the parent's run.
 
 use std::time::Duration;
 
 use support::barrier::Barrier;
-use support::clock::now_ns;
+use support::clock::latency;
 use support::hist::Quantiles;
 use support::records::System;
 use support::role::Children;
@@ -21,12 +22,13 @@ pub const PING_WARMUP: u64 = 10_000;
 /// Runs PING_WARMUP unrecorded then `pings` recorded round trips, after the barrier;
 /// `round_trip(seq)` sends message `seq` and returns the echo. Reports the round trips.
 pub fn ping_loop(pings: u64, barrier: &Barrier, mut round_trip: impl FnMut(u64) -> Msg64) {
+    let clock = latency();
     let mut samples = Vec::with_capacity(pings as usize);
     barrier.arrive_and_wait();
     for seq in 0..PING_WARMUP + pings {
-        let sent = now_ns();
+        let sent = clock.now_ns();
         let back = round_trip(seq);
-        let rtt = now_ns() - sent;
+        let rtt = clock.now_ns() - sent;
         assert_eq!(back.seq, seq, "ping-pong out of step");
         assert_eq!(back.words[5], seq, "ping-pong corrupted");
         if seq >= PING_WARMUP {

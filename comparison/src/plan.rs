@@ -2,6 +2,7 @@
 //! lists of setups and systems, in the order they alternate.
 
 use support::cores::cores;
+use support::realtime::{self, Policy, Realtime, RealtimeError};
 use support::records::System;
 
 use crate::cli::{Cli, Part, SystemChoice};
@@ -31,6 +32,8 @@ pub struct Plan {
     pub loads: Vec<f64>,
     pub ol_duration: f64,
     pub ol_warmup: f64,
+    /// The open loop's real-time policy (`--realtime`: SCHED_FIFO).
+    pub realtime: Option<Realtime>,
     /// Throughput setups, in the order they alternate within a round.
     pub setups: Vec<Setup>,
     /// Open-loop systems with their buffer (as `Setup::param`).
@@ -62,7 +65,7 @@ impl Plan {
                 System::Salias => SystemChoice::Salias,
                 System::Aeron => SystemChoice::Aeron,
                 System::Iceoryx2 => SystemChoice::Iceoryx2,
-                System::SpscFloor | System::Floor => SystemChoice::Floor,
+                System::SpscFloor | System::Floor | System::MessageFloor => SystemChoice::Floor,
             };
             (choice != SystemChoice::Aeron || !cli.no_aeron)
                 && cli.systems.as_ref().is_none_or(|list| list.contains(&choice))
@@ -97,7 +100,13 @@ impl Plan {
             (System::Iceoryx2, ice_buffer),
         ];
         openloop_systems.retain(|&(s, _)| wanted(s));
-        let mut latency_systems = vec![System::Floor, System::Salias, System::Aeron, System::Iceoryx2];
+        let mut latency_systems = vec![
+            System::Floor,
+            System::MessageFloor,
+            System::Salias,
+            System::Aeron,
+            System::Iceoryx2,
+        ];
         latency_systems.retain(|&s| wanted(s));
         let mut wake_variants = WAKE_VARIANTS.to_vec();
         wake_variants.retain(|&(s, _)| wanted(s));
@@ -124,12 +133,58 @@ impl Plan {
             loads,
             ol_duration,
             ol_warmup,
+            realtime: cli.realtime.map(|priority| Realtime {
+                policy: Policy::Fifo,
+                priority,
+            }),
             setups,
             openloop_systems,
             latency_systems,
         }
     }
 }
+
+impl Plan {
+    /// Whether the open loop can run as `--realtime` asks: the privilege is there, and
+    /// each level ends before the kernel throttles real-time tasks (which would show as a
+    /// stall of tens of ms in the tail).
+    pub fn check_realtime(&self) -> Result<(), PlanError> {
+        let Some(realtime) = self.realtime.filter(|_| self.openloop) else {
+            return Ok(());
+        };
+        realtime::check(realtime.policy, realtime.priority).map_err(PlanError::Realtime)?;
+        let level_ms = ((self.ol_duration + self.ol_warmup) * 1e3).ceil() as u64;
+        match realtime::throttle_limit_ms() {
+            Some(limit_ms) if level_ms > limit_ms => Err(PlanError::Throttled { level_ms, limit_ms }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A plan that cannot run as asked.
+#[derive(Debug)]
+pub enum PlanError {
+    /// `--realtime` without the privilege.
+    Realtime(RealtimeError),
+    /// `--realtime` with levels longer than the kernel lets real-time tasks run.
+    Throttled { level_ms: u64, limit_ms: u64 },
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Realtime(e) => write!(f, "--realtime: {e}"),
+            PlanError::Throttled { level_ms, limit_ms } => write!(
+                f,
+                "--realtime: an open-loop level takes {level_ms} ms (--ol-duration + --ol-warmup), but the kernel \
+                 throttles real-time tasks after {limit_ms} ms (kernel.sched_rt_runtime_us, less 100 ms of margin); \
+                 give --ol-duration and --ol-warmup that add up to at most {limit_ms} ms"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
 
 /// The default of the full run, of `--quick` or of `--smoke`.
 fn by_mode<T>(cli: &Cli, full: T, quick: T, smoke: T) -> T {
@@ -177,7 +232,7 @@ mod tests {
         assert!(smoke.throughput && smoke.latency && smoke.openloop && smoke.wake && smoke.aeron);
         assert_eq!(smoke.wake_variants.len(), 3);
         assert_eq!(smoke.wake_plan.messages, 40);
-        assert_eq!(smoke.latency_systems.len(), 4);
+        assert_eq!(smoke.latency_systems.len(), 5);
         assert_eq!(smoke.openloop_systems.len(), 3);
         assert_eq!(plan(&["--smoke", "--rounds", "2"]).rounds, 2, "explicit flags win");
     }
@@ -186,17 +241,50 @@ mod tests {
     fn systems_and_parts_restrict_what_runs() {
         let floors = plan(&["--systems", "floor"]);
         assert!(floors.setups.iter().all(|s| s.system == System::SpscFloor));
-        assert_eq!(floors.latency_systems, [System::Floor]);
+        assert_eq!(floors.latency_systems, [System::Floor, System::MessageFloor]);
         assert!(floors.openloop_systems.is_empty() && !floors.aeron);
         let no_aeron = plan(&["--no-aeron", "--only", "latency"]);
         assert!(!no_aeron.aeron && !no_aeron.latency_systems.contains(&System::Aeron));
         assert!(no_aeron.latency && !no_aeron.throughput && !no_aeron.openloop);
         let wake = plan(&["--only", "wake"]);
         assert!(wake.wake && !wake.aeron, "no Aeron row in the wake part, so no driver");
+        assert!(plan(&[]).realtime.is_none());
+        assert_eq!(
+            plan(&["--realtime", "7"]).realtime,
+            Some(Realtime {
+                policy: Policy::Fifo,
+                priority: 7
+            })
+        );
         assert_eq!(
             plan(&["--salias-ring", "65536"]).ice_buffer,
             1024,
             "ring / 64 by default"
+        );
+    }
+}
+
+#[cfg(test)]
+mod realtime_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn a_level_longer_than_the_kernels_real_time_limit_is_refused() {
+        let Some(limit_ms) = realtime::throttle_limit_ms() else {
+            return;
+        };
+        let mut cli = Cli::try_parse_from(["salias-comparison", "--realtime", "1", "--only", "openloop"]).unwrap();
+        cli.ol_duration = Some(limit_ms as f64 / 1e3 + 0.5);
+        let error = Plan::new(&cli).check_realtime().unwrap_err().to_string();
+        assert!(
+            error.contains("throttles real-time tasks") || error.contains("CAP_SYS_NICE"),
+            "{error}"
+        );
+        let without = Cli::try_parse_from(["salias-comparison", "--only", "openloop"]).unwrap();
+        assert!(
+            Plan::new(&without).check_realtime().is_ok(),
+            "nothing to check without --realtime"
         );
     }
 }

@@ -76,7 +76,7 @@ impl Resources {
                 Resources::Ice(vec![service], node)
             }
             System::SpscFloor => Resources::Spsc(spsc_ring(name, setup.param).map_err(RunError::shm(name))?),
-            System::Aeron | System::Floor => Resources::None,
+            System::Aeron | System::Floor | System::MessageFloor => Resources::None,
         })
     }
 

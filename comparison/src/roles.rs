@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::cores::pin;
 use support::hist::Quantiles;
+use support::realtime::Realtime;
 use support::records::System;
 use support::role::{Children, Role, report_json};
 
@@ -58,6 +59,8 @@ pub struct OpenLoopPlan {
     pub interval_ps: u64,
     /// The first messages, sent by the plan but not recorded.
     pub warmup: u64,
+    /// The real-time policy both roles run under, if any (`--realtime`).
+    pub realtime: Option<Realtime>,
 }
 
 /// What a child tells its parent, once, at the end.
@@ -109,6 +112,7 @@ pub fn system_name(system: System) -> &'static str {
         System::Iceoryx2 => "iceoryx2",
         System::SpscFloor => "spsc-floor",
         System::Floor => "floor",
+        System::MessageFloor => "message-floor",
     }
 }
 
@@ -174,6 +178,8 @@ pub fn child(role: &str) -> Result<(), Box<dyn std::error::Error>> {
         ("spsc-floor", "subscriber") => baselines::spsc_subscriber(&a, b),
         ("floor", "ping") => baselines::floor_pinger(&a, b),
         ("floor", "pong") => baselines::floor_ponger(&a, b),
+        ("message-floor", "ping") => baselines::message_floor_pinger(&a, b),
+        ("message-floor", "pong") => baselines::message_floor_ponger(&a, b),
         _ => return Err(format!("unknown role `{role}` in {}", ROLE.var()).into()),
     }
     Ok(())

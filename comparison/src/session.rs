@@ -38,6 +38,7 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
     cores();
     catch_interrupt();
     let plan = Plan::new(cli);
+    plan.check_realtime().map_err(RunError::Plan)?;
 
     // Leave /dev/shm and /tmp as found: iceoryx2 keeps a global management object in
     // /dev/shm and directories under /tmp/iceoryx2 after its last process exits.
@@ -61,6 +62,7 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
         plan.rounds,
         out.0.path().display()
     );
+    println!("latency clock: {}", header.latency_clock.describe());
     if let Some(versions) = &header.versions {
         println!("versions: {versions}");
     }
@@ -182,7 +184,7 @@ fn openloop(plan: &Plan, ctx: &mut Ctx, out: &mut Output, started: Instant) -> R
             for k in rotation(active.len(), round) {
                 let i = active[k];
                 let (system, param) = systems[i];
-                let r = openloop_run(system, param, load * 1e6, timing, round, ctx)?;
+                let r = openloop_run(system, param, load * 1e6, timing, plan.realtime, round, ctx)?;
                 out.write(&records::openloop(system, round, load * 1e6, timing, &r))?;
                 eprintln!(
                     "  open loop {load:>5} M/s round {}/{rounds} {:<9} total p50 {:>9} p99 {:>9} p99.9 {:>10} ns, sent at {:.2} M/s{}",

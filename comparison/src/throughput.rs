@@ -75,7 +75,7 @@ impl Setup {
             System::Salias => format!("salias FifoMpsc {shape} ring {} MiB {variant}", self.param >> 20),
             System::Aeron => format!("aeron ipc {shape} term {} MiB {variant}", self.param >> 20),
             System::Iceoryx2 => format!("iceoryx2 {shape} buffer {} {variant}", self.param),
-            System::SpscFloor | System::Floor => {
+            System::SpscFloor | System::Floor | System::MessageFloor => {
                 format!("spsc-floor {shape} ring {} MiB {variant}", self.param >> 20)
             }
         }

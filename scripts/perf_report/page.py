@@ -45,6 +45,30 @@ def md_table(header, rows, align=None):
     return "\n".join(out)
 
 
+def oversubscribed(record):
+    """Whether a throughput record ran more busy processes than the machine had cores."""
+    return bool(record.get("oversubscribed"))
+
+
+def split_tables(page, header, rows, align, flags, busy_note):
+    """Renders `rows` as two tables: those that fit the machine, then, under a title with
+    the word "oversubscribed", those whose flag in `flags` is set (their processes took
+    turns on the cores, so the rate says as much about the scheduler as about the
+    channel). Never one table for both."""
+    fit = [r for r, o in zip(rows, flags) if not o]
+    over = [r for r, o in zip(rows, flags) if o]
+    if fit:
+        page.add(md_table(header, fit, align), "")
+    if over:
+        page.add(
+            f"**Oversubscribed** ({busy_note}): more busy processes than cores, which took turns; "
+            "not comparable with the rows above.",
+            "",
+            md_table(header, over, align),
+            "",
+        )
+
+
 class Page:
     """The report being written: its lines, and the plots it refers to."""
 

@@ -3,11 +3,19 @@
 
 from . import svg
 from .compute import IpcKey, SizeKey, StressKey, cmp_name, delivered, size_text, topology
-from .page import api_text, fmt_mmm, fmt_ratio, md_table
+from .page import api_text, fmt_mmm, fmt_ratio, md_table, oversubscribed, split_tables
 
 
 def refused(r):
     return r["refused_fraction"]
+
+
+def busy_note(runs):
+    """`3 to 5 busy processes each`, over the oversubscribed runs of `runs`."""
+    busy = sorted({runs.first(k)["busy_processes"] for k in runs.order if oversubscribed(runs.first(k))})
+    if not busy:
+        return ""
+    return f"{busy[0]} busy processes" if len(busy) == 1 else f"{busy[0]} to {busy[-1]} busy processes"
 
 
 def cmp_size_text(key):
@@ -30,9 +38,10 @@ def by_system(page, data):
         "system's own notion of a refused offer; spin rates differ, so compare within a system).",
         "",
     )
-    rows = []
+    rows, flags = [], []
     groups, values = [], {}
     for key in runs.order:
+        flags.append(oversubscribed(runs.first(key)))
         d = runs.stat(key, delivered)
         p = runs.stat(key, lambda r: r["published_per_s"])
         rf = runs.stat(key, refused)
@@ -41,7 +50,7 @@ def by_system(page, data):
         groups.append(name)
         values[name] = (d[0] / 1e6, d[1] / 1e6, d[2] / 1e6)
     header = ["system / API", "delivered M msg/s", "published M msg/s", "refused %", "placement", "rounds"]
-    page.add(md_table(header, rows, ["l", "r", "r", "r", "l", "r"]), "")
+    split_tables(page, header, rows, ["l", "r", "r", "r", "l", "r"], flags, busy_note(runs))
     # Colour each bar by its system: one series per system.
     series = []
     for system in ("salias", "aeron", "iceoryx2", "spsc-floor"):
@@ -77,7 +86,7 @@ def by_kind(page, data):
     def key(kind, shape, ring, api):
         return IpcKey(kind, shape[0], shape[1], ring, api[0], api[1])
 
-    rows = []
+    rows, flags = [], []
     for ring in data.rings:
         for kind in kinds:
             for shape in shapes:
@@ -87,9 +96,10 @@ def by_kind(page, data):
                         continue
                     d = runs.stat(k, delivered)
                     rf = runs.stat(k, refused)
+                    flags.append(oversubscribed(runs.first(k)))
                     rows.append((kind, topology(k), size_text(ring), api_text(k.batch), fmt_mmm(d, 2, 1e-6), fmt_mmm(rf, 2, 100.0), runs.first(k)["placement"], d[3]))
     header = ["kind", "topology", "ring", "API", "delivered M msg/s", "refused %", "placement", "rounds"]
-    page.add(md_table(header, rows, ["l", "l", "r", "l", "r", "r", "l", "r"]), "")
+    split_tables(page, header, rows, ["l", "l", "r", "l", "r", "r", "l", "r"], flags, busy_note(runs))
     shades = {}
     for i, ring in enumerate(data.rings):
         for j, api in enumerate(apis):
@@ -175,12 +185,14 @@ def stress(page, data):
         "the global sequence runs without a gap or repeat. Median [min, max] over the rounds.",
         "",
     )
-    rows = []
+    rows, flags = [], []
     for key in runs.order:
         st = runs.stat(key, delivered)
         rf = runs.stat(key, refused)
+        flags.append(oversubscribed(runs.first(key)))
         rows.append([key.kind, f"{key.publishers}P1S", api_text(key.batch), fmt_mmm(st, 2, 1e-6), f"{rf[0] * 100:.1f} %", runs.first(key)["placement"]])
-    page.add(md_table(["kind", "topology", "api", "delivered M msg/s", "refused", "placement"], rows, ["l", "l", "l", "r", "r", "l"]), "")
+    header = ["kind", "topology", "api", "delivered M msg/s", "refused", "placement"]
+    split_tables(page, header, rows, ["l", "l", "l", "r", "r", "l"], flags, busy_note(runs))
     for pubs in sorted({k.publishers for k in runs.order}):
         for batch in sorted({k.batch for k in runs.order}):
             r = runs.ratio(StressKey("OrderedMpsc", pubs, batch), StressKey("FifoMpsc", pubs, batch), delivered)

@@ -5,11 +5,13 @@
 //! # Layout
 //! One page, `/dev/shm/<name>.barrier`, of 8-byte words: word 0 counts arrivals and word
 //! 1 is "go" (cache line 0); word 8 counts roles done (line 1); words 16 and 17 are the
-//! cache-line floor's ping and pong (line 2, see [`crate::floor`]).
+//! cache-line floor's ping and pong (line 2, see [`crate::floor`]); words 24 to 39 are the
+//! message floor's two lines (lines 3 and 4, see [`crate::message_floor`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::message_floor::Line;
 use crate::role::{Children, RoleError};
 use crate::shm::{ShmError, ShmFile};
 
@@ -18,6 +20,7 @@ const GO: usize = 1;
 const DONE: usize = 8;
 const PING: usize = 16;
 const PONG: usize = 17;
+const MESSAGE_LINES: usize = 24;
 const LEN: usize = 4096;
 
 /// How often a waiting parent looks at the barrier and its children.
@@ -102,6 +105,18 @@ impl Barrier {
     /// The cache-line floor's ping and pong words, on one cache line of their own.
     pub fn floor_line(&self) -> (&AtomicU64, &AtomicU64) {
         (self.0.word(PING), self.0.word(PONG))
+    }
+
+    /// The message floor's ping and pong lines, lines 3 and 4 of the page.
+    pub fn message_lines(&self) -> (&Line, &Line) {
+        // SAFETY: the mapping is LEN = 4096 bytes, page aligned, so words 24 to 39 (bytes
+        // 192 to 319) are inside it and each line starts 64-byte aligned; `Line` is eight
+        // `AtomicU64`s, laid out as eight u64 words, and every process touches the page
+        // only through atomics. The lines borrow the mapping, which `self` keeps.
+        unsafe {
+            let first = self.0.as_ptr().add(MESSAGE_LINES * 8) as *const Line;
+            (&*first, &*first.add(1))
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The machine's cores, counted once and remembered: count them before pinning anything,
 /// as a pinned process sees only its own core.
@@ -62,6 +63,42 @@ impl std::error::Error for PinError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_ref().map(|e| e as _)
     }
+}
+
+/// Runs `first` on a new thread pinned to core `a` and `second` on one pinned to `b`, and
+/// returns what `first` returns. Both pin, then meet: if either cannot, neither runs (the
+/// other would spin forever waiting for it). New threads, so the caller's own affinity,
+/// which the processes it starts inherit, stays as it was.
+pub fn on_two_cores<R: Send>(
+    a: usize,
+    b: usize,
+    first: impl FnOnce() -> R + Send,
+    second: impl FnOnce() + Send,
+) -> Result<R, PinError> {
+    let pinned = std::sync::Barrier::new(2);
+    let failed = AtomicBool::new(false);
+    let place = |core: usize| {
+        let placed = pin(core);
+        if placed.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        // The barrier orders the flag: both read it after both wrote it.
+        pinned.wait();
+        placed.map(|()| !failed.load(Ordering::Relaxed))
+    };
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| {
+            if place(b)? {
+                second();
+            }
+            Ok::<(), PinError>(())
+        });
+        let mine = scope.spawn(|| Ok::<_, PinError>(if place(a)? { Some(first()) } else { None }));
+        let mine = mine.join().expect("the first side does not panic");
+        other.join().expect("the second side does not panic")?;
+        // Both sides pinned, or the side that failed returned its error above.
+        Ok(mine?.expect("both sides were pinned"))
+    })
 }
 
 /// Which end of a channel a process is.

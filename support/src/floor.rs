@@ -1,15 +1,15 @@
 //! The machine's floor between two cores (BENCHMARKING.md rule 7): a bare cache-line
 //! ping-pong, one word each way on one cache line, timed like any ping-pong: one way is
-//! the round trip / 2. Every latency figure is shown next to it.
+//! the round trip / 2. Every latency figure is shown next to it. Its sibling for a
+//! message, [`crate::message_floor`], moves 64 bytes each way.
 //!
 //! The two words come from a [`crate::barrier::Barrier`] for processes
 //! ([`crate::barrier::Barrier::floor_line`]), or from [`between_threads`] for threads.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::now_ns;
-use crate::cores::{PinError, pin};
+use crate::clock::latency;
+use crate::cores::{PinError, on_two_cores};
 
 /// The ponger: echoes pings 1, 2, … `count` from `ping` to `pong`.
 pub fn pong(ping: &AtomicU64, pong: &AtomicU64, count: u64) {
@@ -24,11 +24,13 @@ pub fn pong(ping: &AtomicU64, pong: &AtomicU64, count: u64) {
 }
 
 /// The pinger: `warmup` unrecorded then `count` recorded round trips against [`pong`]
-/// (which must echo `warmup + count`); returns the round trips in ns, in the order taken.
+/// (which must echo `warmup + count`); returns the round trips in ns, in the order taken,
+/// by the [`latency`] clock.
 pub fn round_trips(ping: &AtomicU64, pong: &AtomicU64, warmup: u64, count: u64) -> Vec<u64> {
+    let clock = latency();
     let mut samples = Vec::with_capacity(count as usize);
     for i in 1..=warmup + count {
-        let sent = now_ns();
+        let sent = clock.now_ns();
         // SYNC POINT ping: pairs with the Acquire load in `pong`.
         ping.store(i, Ordering::Release);
         // SYNC POINT pong: pairs with the Release store in `pong`.
@@ -36,47 +38,22 @@ pub fn round_trips(ping: &AtomicU64, pong: &AtomicU64, warmup: u64, count: u64) 
             std::hint::spin_loop();
         }
         if i > warmup {
-            samples.push(now_ns() - sent);
+            samples.push(clock.now_ns() - sent);
         }
     }
     samples
 }
 
 /// The floor between cores `a` (pinger) and `b` (ponger) measured by two threads of this
-/// process pinned to them: `count` round trips in ns. Both are new threads, so the
-/// caller's own affinity, which the processes it starts inherit, stays as it was.
+/// process pinned to them: `count` round trips in ns.
 pub fn between_threads(a: usize, b: usize, count: u64) -> Result<Vec<u64>, PinError> {
-    let line = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
-    // Both pin first, then meet: if either cannot, neither starts (the other would spin
-    // forever waiting for it).
-    let pinned = Arc::new(std::sync::Barrier::new(2));
-    let failed = Arc::new(AtomicBool::new(false));
-    let side = |core: usize, ponger: bool| {
-        let (line, pinned, failed) = (line.clone(), pinned.clone(), failed.clone());
-        std::thread::spawn(move || -> Result<Vec<u64>, PinError> {
-            let placed = pin(core);
-            if placed.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
-            // The barrier orders the flag: both read it after both wrote it.
-            pinned.wait();
-            placed?;
-            if failed.load(Ordering::Relaxed) {
-                return Ok(Vec::new());
-            }
-            if ponger {
-                pong(&line[0], &line[1], count);
-                Ok(Vec::new())
-            } else {
-                Ok(round_trips(&line[0], &line[1], 0, count))
-            }
-        })
-    };
-    let ponger = side(b, true);
-    let pinger = side(a, false);
-    let trips = pinger.join().expect("the pinger thread does not panic");
-    ponger.join().expect("the ponger thread does not panic")?;
-    trips
+    let line = [AtomicU64::new(0), AtomicU64::new(0)];
+    on_two_cores(
+        a,
+        b,
+        || round_trips(&line[0], &line[1], 0, count),
+        || pong(&line[0], &line[1], count),
+    )
 }
 
 #[cfg(test)]
@@ -95,7 +72,7 @@ mod tests {
         let cores = crate::cores::cores();
         let trips = between_threads(0, cores - 1, 1000).unwrap();
         assert_eq!(trips.len(), 1000);
-        let line = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let line = std::sync::Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
         let echo = {
             let line = line.clone();
             std::thread::spawn(move || pong(&line[0], &line[1], 30))

@@ -7,10 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock;
+use crate::clock::{self, LatencyClock};
 use crate::cores::cores;
 use crate::hist::Quantiles;
 use crate::machine::Machine;
+use crate::realtime::Realtime;
 
 /// The first line of a raw-data file: where, how and with what it was measured.
 #[derive(Clone, Debug, Serialize)]
@@ -27,8 +28,12 @@ pub struct Header {
     /// The harness's settings, where it records them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<serde_json::Value>,
-    /// The clock every stamp was taken with.
+    /// The clock of the throughput runs' stamps.
     pub clock: Clock,
+    /// The clock of every latency figure (ping-pong, floors, open loop): its source,
+    /// calibration, step, and why the counter was refused if it was. Absent in files
+    /// written before it was: those took `clock` for latency too.
+    pub latency_clock: LatencyClock,
 }
 
 impl Header {
@@ -41,6 +46,7 @@ impl Header {
             versions: None,
             config: None,
             clock: Clock::monotonic(),
+            latency_clock: clock::latency().clone(),
         }
     }
 }
@@ -78,6 +84,8 @@ pub enum System {
     SpscFloor,
     /// The bare cache-line floor.
     Floor,
+    /// The 64-byte message floor ([`crate::message_floor`]).
+    MessageFloor,
 }
 
 /// Which of the throughput-like benchmarks a [`Throughput`] record comes from.
@@ -267,6 +275,10 @@ pub struct OpenLoop {
     pub service_ns: Quantiles,
     /// Received − planned, ns.
     pub total_ns: Quantiles,
+    /// The real-time policy the publisher and subscriber ran under; absent when they ran
+    /// under the ordinary scheduler (and in files written before it was recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realtime: Option<Realtime>,
 }
 
 /// How a woken receiver waited, in a [`Wake`] record.
@@ -414,8 +426,9 @@ mod tests {
                 &|| serde_json::to_value(System::SpscFloor).unwrap(),
                 &|| serde_json::to_value(System::Floor).unwrap(),
                 &|| serde_json::to_value(System::Aeron).unwrap(),
+                &|| serde_json::to_value(System::MessageFloor).unwrap(),
             ]),
-            ["iceoryx2", "spsc-floor", "floor", "aeron"]
+            ["iceoryx2", "spsc-floor", "floor", "aeron", "message-floor"]
         );
         assert_eq!(
             [Api::Offer, Api::TryClaim, Api::LoanUninit, Api::Batch].map(|a| serde_json::to_value(a).unwrap()),
@@ -465,6 +478,7 @@ mod tests {
             queueing_ns: quantiles(),
             service_ns: quantiles(),
             total_ns: quantiles(),
+            realtime: None,
         };
         let contract = [
             "bench",
@@ -484,21 +498,49 @@ mod tests {
         ];
         assert_eq!(keys(&record), sorted(&contract));
         assert_eq!(serde_json::to_value(&record).unwrap()["bench"], "openloop");
+        let realtime = OpenLoop {
+            realtime: Some(Realtime {
+                policy: crate::realtime::Policy::Fifo,
+                priority: 50,
+            }),
+            ..record
+        };
+        assert_eq!(
+            serde_json::to_value(&realtime).unwrap()["realtime"],
+            serde_json::json!({"policy": "SCHED_FIFO", "priority": 50})
+        );
     }
 
     #[test]
     fn the_header_keeps_its_keys_and_records_the_clock() {
         let mut header = Header::new("cargo bench --bench ipc", 5);
-        assert_eq!(keys(&header), sorted(&["machine", "command", "rounds", "clock"]));
+        assert_eq!(
+            keys(&header),
+            sorted(&["machine", "command", "rounds", "clock", "latency_clock"])
+        );
         header.versions = Some(serde_json::json!({"salias": "abc"}));
         header.config = Some(serde_json::json!({"pings": 1}));
         assert_eq!(
             keys(&header),
-            sorted(&["machine", "command", "rounds", "versions", "config", "clock"])
+            sorted(&[
+                "machine",
+                "command",
+                "rounds",
+                "versions",
+                "config",
+                "clock",
+                "latency_clock"
+            ])
         );
         let json = serde_json::to_value(&header).unwrap();
         assert_eq!(json["clock"]["source"], "CLOCK_MONOTONIC");
         assert!(json["clock"]["resolution_ns"].as_u64().unwrap() >= 1);
+        let latency = &json["latency_clock"];
+        assert!(
+            latency["source"] == "tsc" || latency["refused"].is_string(),
+            "{latency}"
+        );
+        assert!(latency["smallest_step_ns"].as_f64().unwrap() > 0.0, "{latency}");
     }
 
     #[test]

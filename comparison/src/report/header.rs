@@ -55,10 +55,11 @@ fn config(plan: &Plan) -> Value {
                 "salias FifoMpsc 1P1S offer (ring {ring} B); aeron exclusive publication try_claim; \
                  iceoryx2 throughput service (buffer {ice_buffer}) loan_uninit, refused = reached no subscriber"
             ),
-            "stamps": "CLOCK_MONOTONIC ns; words[0] planned, words[1] sent (the clock read that ended the wait; \
+            "stamps": "latency clock ns (header latency_clock: the counter on the parent's calibration, or CLOCK_MONOTONIC); words[0] planned, words[1] sent (the clock read that ended the wait; \
                 restamped on a retry); receive stamped per message in the poll callback",
             "histogram": "hdrhistogram 7, 1 ns .. 1000 s, 3 significant digits",
             "saturated": "plan ended > 10% late or queueing p50 > 100 us",
+            "realtime": plan.realtime,
         },
         "wake": {
             "messages_per_run": plan.wake_plan.messages,

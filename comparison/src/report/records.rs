@@ -14,7 +14,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         System::Salias => (Some("FifoMpsc"), Some(setup.param), None),
         System::Aeron => (Some("ipc"), Some(setup.param), None),
         System::Iceoryx2 => (Some("ipc::Service"), None, Some(setup.param)),
-        System::SpscFloor | System::Floor => (None, Some(setup.param), None),
+        System::SpscFloor | System::Floor | System::MessageFloor => (None, Some(setup.param), None),
     };
     // Every publisher and the subscriber poll in a loop; iceoryx2's blocking send, whose
     // own wait yields and then sleeps, is counted as busy too.
@@ -76,6 +76,7 @@ pub fn openloop(
         queueing_ns: r.queueing,
         service_ns: r.service,
         total_ns: r.total,
+        realtime: r.realtime,
     }
 }
 

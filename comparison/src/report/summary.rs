@@ -158,14 +158,14 @@ fn latency(plan: &Plan, latency: &[Vec<Quantiles>], cores: [usize; 2]) {
         cores[0], cores[1]
     );
     println!(
-        "{:<10} {:>20} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "{:<13} {:>20} {:>8} {:>8} {:>8} {:>9} {:>9}",
         "system", "p50 [min,max]", "p90", "p99", "p99.9", "p99.99", "max"
     );
     for (&system, runs) in plan.latency_systems.iter().zip(latency) {
         let q = |name: &str| spread(runs, |p| one_way(p, name));
         let p50 = q("p50");
         println!(
-            "{:<10} {:>20} {:>8.0} {:>8.0} {:>8.0} {:>9.0} {:>9.0}",
+            "{:<13} {:>20} {:>8.0} {:>8.0} {:>8.0} {:>9.0} {:>9.0}",
             system_name(system),
             format!("{:.0} [{:.0},{:.0}]", p50.median, p50.min, p50.max),
             q("p90").median,
@@ -178,11 +178,11 @@ fn latency(plan: &Plan, latency: &[Vec<Quantiles>], cores: [usize; 2]) {
     let at = |s: System| plan.latency_systems.iter().position(|x| *x == s);
     let p50s = |i: usize| latency[i].iter().map(|p| one_way(p, "p50")).collect::<Vec<_>>();
     if let Some(si) = at(System::Salias) {
-        for other in [System::Aeron, System::Iceoryx2, System::Floor] {
+        for other in [System::Aeron, System::Iceoryx2, System::Floor, System::MessageFloor] {
             if let Some(oi) = at(other) {
                 let r = spread(&ratios(&p50s(si), &p50s(oi)), |x| *x);
                 println!(
-                    "  p50 latency salias / {:<9} {:>5.2}× [{:.2}, {:.2}]  (medians {:.0} / {:.0} ns)",
+                    "  p50 latency salias / {:<13} {:>5.2}× [{:.2}, {:.2}]  (medians {:.0} / {:.0} ns)",
                     system_name(other),
                     r.median,
                     r.min,
@@ -197,8 +197,11 @@ fn latency(plan: &Plan, latency: &[Vec<Quantiles>], cores: [usize; 2]) {
 
 fn openloop(plan: &Plan, openloop: &OpenLoopLevels) {
     let [a, b] = latency_cores();
+    let scheduler = plan.realtime.map_or("the ordinary scheduler".to_owned(), |r| {
+        format!("{} priority {}", r.policy.name(), r.priority)
+    });
     println!(
-        "\nopen loop, 1P1S, publisher on core {a}, subscriber on core {b}, {} s per level + {} s warm-up × {} rounds;\nns, medians over rounds of each percentile (total = queueing + service):",
+        "\nopen loop, 1P1S, publisher on core {a}, subscriber on core {b}, under {scheduler}, {} s per level + {} s warm-up × {} rounds;\nns, medians over rounds of each percentile (total = queueing + service):",
         plan.ol_duration, plan.ol_warmup, plan.rounds
     );
     println!(

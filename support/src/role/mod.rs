@@ -64,8 +64,13 @@ impl Role {
     }
 
     /// Makes `command`, which runs this binary (perhaps under another program), run it as
-    /// `role`, with stdout piped and stderr shared.
+    /// `role`, with stdout piped and stderr shared, and this process's latency clock, if it
+    /// has one ([`crate::clock::latency`]).
     pub fn make<'c>(&self, command: &'c mut Command, role: &str) -> &'c mut Command {
+        // The child stamps on the parent's calibration, so their stamps compare.
+        if let Some(clock) = crate::clock::latency_for_children() {
+            command.env(crate::clock::CLOCK_VAR, clock);
+        }
         command
             .env(self.var, role)
             .env_remove(self.params_var())
