@@ -21,17 +21,19 @@ fn wait_published(name: &str, count: u64) {
     }
 }
 
-/// Waits until `count` subscriber slots of `name` are held.
+/// Waits until `count` subscribers of `name` have joined: each holds its slot and shows a
+/// cursor in every ring. A slot is held from the start of a join, before the subscriber
+/// picks where it starts; a message published then may lie before its start.
 fn wait_subscribers(name: &str, count: usize) {
-    let held = || {
+    let joined = || {
         let status = salias::channel_status(name).unwrap();
         status
             .subscribers
             .iter()
-            .filter(|s| s.holder != salias::SlotHolder::Free)
+            .filter(|s| s.holder != salias::SlotHolder::Free && s.cursors.iter().all(Option::is_some))
             .count()
     };
-    while held() < count {
+    while joined() < count {
         std::thread::sleep(Duration::from_millis(1));
     }
 }

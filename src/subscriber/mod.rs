@@ -199,6 +199,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>, lossy: bool) -> Result<Self> {
         shared.check_health()?;
         let readiness = Readiness::new(Line::Messages, None, &shared.name)?;
+        // Registered before the claim: a process's first registration waits for every CPU
+        // (milliseconds), and a claimed slot shows as held in `channel_status` before this
+        // subscriber picks its starting positions; messages published meanwhile lie before
+        // where it starts, which surprises whoever took the held slot for a joined one.
+        let barrier_reaches_us = crate::platform::register_fast_side();
         let slot = match slot {
             Some(index) => shared.claim_subscriber_slot_at(index)?,
             None => shared.claim_slot(
@@ -236,7 +241,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             last_health_check: None,
             wake,
             room,
-            barrier_reaches_us: crate::platform::register_fast_side(),
+            barrier_reaches_us,
             readiness,
             resume,
             strategy: Some(Box::new(Adaptive::default())),
