@@ -14,7 +14,7 @@ use crate::kind::{Fanout, Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head, RingHeads};
 use crate::wire::frame::{self, Frame};
-use crate::wire::layout::MAX_POSITION;
+use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION};
 
 /// Most overruns one receive recovers from before it returns, so a publisher lapping the
 /// subscriber without end (or a hostile frontier) cannot keep a call busy forever.
@@ -23,6 +23,8 @@ const MAX_RECOVERIES: u32 = 8;
 const MAX_SKIPS_PER_SEARCH: u32 = 4096;
 /// Attempts at counting a ring's messages from its mark while the publisher moves it.
 const COUNT_ATTEMPTS: u32 = 1000;
+/// Failed counts after which a lossy subscriber that has received nothing joins again.
+const REJOIN_AFTER: u32 = 16;
 
 /// What a lossy look at the head of a ring found.
 pub(super) enum Look {
@@ -83,10 +85,16 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub(super) fn count_from_marks(&mut self) -> Result<()> {
         for ring in 0..self.readers.len() {
             let mut counted = None;
-            for _ in 0..COUNT_ATTEMPTS {
+            for attempt in 1..=COUNT_ATTEMPTS {
                 counted = self.count_ring(ring)?;
                 if counted.is_some() {
                     break;
+                }
+                if self.lossy && self.hot.received == 0 && attempt % REJOIN_AFTER == 0 {
+                    // Lapped before it could count (descheduled while joining a busy
+                    // channel): nothing was received yet, so joining later, at the
+                    // publisher's tail now, loses nothing it was promised.
+                    self.rejoin(ring)?;
                 }
                 std::thread::yield_now();
             }
@@ -103,6 +111,22 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         Ok(())
     }
 
+    /// Lossy, before its first message: moves the head of `ring` to its publisher's
+    /// reported tail, as a join does.
+    fn rejoin(&mut self, ring: usize) -> Result<()> {
+        let head = protocol::reported_tail(&self.shared.publisher_slot(ring).progress.tail);
+        if !head.is_multiple_of(self.shared.frame_align as u64) || head >= MAX_POSITION {
+            return Err(self.shared.corrupt(format!(
+                "ring {ring}'s publisher reports tail {head}, which is not a frame-aligned position"
+            )));
+        }
+        let reader = &mut self.readers[ring];
+        reader.head = head;
+        reader.released = head;
+        protocol::release(reader.cursor.get(), head | CURSOR_UNTETHERED);
+        Ok(())
+    }
+
     /// One attempt of `count_from_marks` for `ring`: `None` if the publisher overwrote the
     /// frames counted meanwhile.
     fn count_ring(&self, ring: usize) -> Result<Option<u64>> {
@@ -113,10 +137,15 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let head = self.readers[ring].head;
         let (from, to) = (mark.min(head), mark.max(head));
         let corrupt = |what: String| -> Error { self.shared.corrupt(what) };
-        if to - from > self.capacity() || !from.is_multiple_of(self.shared.frame_align as u64) {
+        if !from.is_multiple_of(self.shared.frame_align as u64) {
             return Err(corrupt(format!(
-                "ring {ring}'s restart mark {mark} is not a frame boundary within a ring of position {head}"
+                "ring {ring}'s restart mark {mark} is not a frame boundary"
             )));
+        }
+        if to - from > self.capacity() {
+            // More than a ring apart: the head was lapped, or the mark is older than a
+            // whole ring of frames. Nothing to count between them; look again (or rejoin).
+            return Ok(None);
         }
         let frames = match self.fixed_len {
             Some(fixed) => (to - from) / Frame::<T, M>::len(fixed) as u64,
