@@ -280,8 +280,9 @@ fn on_a_terminal_top_redraws_the_screen() {
             &mut leader,
             &mut follower,
             std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
+            // Mutable on macOS, const on Linux: a null `*mut` serves both.
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
         )
     };
     assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());

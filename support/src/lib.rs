@@ -28,6 +28,7 @@ pub mod barrier;
 pub mod clock;
 pub mod cores;
 pub mod cpu;
+#[cfg(target_os = "linux")]
 pub mod epoll;
 pub mod floor;
 pub mod hist;

@@ -81,10 +81,18 @@ impl fmt::Display for RealtimeError {
 
 impl std::error::Error for RealtimeError {}
 
+/// The calling thread's id as chrt takes it, where chrt exists.
+fn thread_id() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    return Some(rustix::thread::gettid().as_raw_nonzero().to_string());
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 /// Puts the calling thread under `policy` at `priority`.
 pub fn schedule(policy: Policy, priority: u32) -> Result<(), RealtimeError> {
     let error = |why: String| RealtimeError { policy, priority, why };
-    let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
+    let tid = thread_id().ok_or_else(|| error("chrt, which sets it per thread, is Linux-only".into()))?;
     let output = Command::new("chrt")
         .args([policy.chrt_flag(), "-p", &priority.to_string(), &tid])
         .output()
