@@ -59,7 +59,8 @@ unsafe fn copy_volatile(src: *const u8, dst: *mut u8, len: usize) {
         }
     }
     for byte in words * 8..len {
-        // SAFETY: inside both ranges.
+        // SAFETY: `byte < len`, so it lies inside the `len` readable bytes at `src` and the
+        // `len` writable bytes at `dst` (caller); a byte access needs no alignment.
         unsafe { dst.add(byte).write(src.add(byte).read_volatile()) };
     }
 }
