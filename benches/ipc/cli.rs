@@ -31,6 +31,9 @@ pub struct Cli {
 pub enum Section {
     /// 64-byte messages over every kind, shape, batch and ring size.
     Throughput,
+    /// FifoMpsc 1P1S single and batch-16 offers at 1, 4 and 64 MiB rings, at any scale
+    /// (only when asked for).
+    Rings,
     /// Raw frames of 8 B to 4 KiB, FifoMpsc 1P1S, 4 MiB ring.
     Sizes,
     /// 4 and 8 publishers into 64 KiB rings (more processes than cores).
@@ -58,9 +61,13 @@ pub struct Scale {
 }
 
 impl Cli {
-    /// Whether `section` runs.
+    /// Whether `section` runs. `rings` only when asked for: a full run's throughput
+    /// section already holds its setups.
     pub fn runs(&self, section: Section) -> bool {
-        self.only.is_none_or(|only| only == section)
+        match self.only {
+            None => section != Section::Rings,
+            Some(only) => only == section,
+        }
     }
 
     /// The scale the flags ask for.

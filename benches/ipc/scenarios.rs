@@ -37,6 +37,20 @@ pub fn throughput(scale: &Scale) -> Vec<Setup> {
     setups
 }
 
+/// The ring-size check: FIFO 1P1S single and batch-16 offers at 1, 4 and 64 MiB rings,
+/// whatever the scale (its messages per run follow the scale). The same setups as
+/// `throughput`'s at those sizes, alone, for a quick A/B of a hot-path change.
+pub fn rings(scale: &Scale) -> Vec<Setup> {
+    let every_ring = Scale {
+        rings: &[1 << 20, 4 << 20, 64 << 20],
+        ..scale.clone()
+    };
+    throughput(&every_ring)
+        .into_iter()
+        .filter(|setup| setup.kind == Kind::FifoMpsc && setup.publishers == 1)
+        .collect()
+}
+
 /// The message size sweep: raw frames, FIFO 1P1S, a 4 MiB ring (room for 1000 of the
 /// largest); fewer messages as they grow, so each run moves a similar number of bytes.
 pub fn sizes(scale: &Scale) -> Vec<Setup> {

@@ -69,6 +69,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 return Err(PublishError::Backpressured);
             }
         }
+        self.prefetch_ahead(pos, pos + frames);
         Ok(pos)
     }
 
