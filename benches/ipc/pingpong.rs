@@ -12,8 +12,9 @@ use support::cores::{Side, core_for, pin};
 use support::jsonl::JsonLines;
 use support::records::System;
 use support::role::Children;
+use support::trips::TripTimer;
 
-use crate::report;
+use crate::report::{self, Trips};
 use crate::roles::{Child, ROLE, Task};
 use crate::setup::Msg64;
 
@@ -27,18 +28,21 @@ pub fn latency(rounds: usize, pings: u64, out: &mut JsonLines) -> Result<(), Box
     let mut runs = Vec::new();
     for round in 0..rounds {
         let pid = std::process::id();
-        let mut floor = floor_round_trips(&format!("floor-{pid}-{round}"), pings, cores)?;
-        let mut message = message_floor_round_trips(&format!("msgfloor-{pid}-{round}"), pings, cores)?;
-        let mut salias = salias_round_trips(&format!("pingpong-{pid}-{round}"), pings, cores)?;
-        let mut run = report::LatencyRound::default();
-        for (system, samples, slot) in [
-            (System::Floor, &mut floor, &mut run.floor),
-            (System::MessageFloor, &mut message, &mut run.message_floor),
-            (System::Salias, &mut salias, &mut run.salias),
+        let run = report::LatencyRound {
+            floor: Trips::of(floor_round_trips(&format!("floor-{pid}-{round}"), pings, cores)?),
+            message_floor: Trips::of(message_floor_round_trips(
+                &format!("msgfloor-{pid}-{round}"),
+                pings,
+                cores,
+            )?),
+            salias: Trips::of(salias_round_trips(&format!("pingpong-{pid}-{round}"), pings, cores)?),
+        };
+        for (system, trips) in [
+            (System::Floor, &run.floor),
+            (System::MessageFloor, &run.message_floor),
+            (System::Salias, &run.salias),
         ] {
-            samples.sort_unstable();
-            out.write(&report::pingpong_record(system, round, cores, samples))?;
-            *slot = std::mem::take(samples);
+            out.write(&report::pingpong_record(system, round, cores, trips))?;
         }
         runs.push(run);
     }
@@ -69,18 +73,16 @@ fn salias_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u
     inbound.set_wait_strategy(BusySpin);
     let barrier = Barrier::create(name)?;
     let children = start_ponger(name, &barrier, Task::Pong { pings }, cores)?;
-    let clock = support::clock::latency();
-    let mut samples = Vec::with_capacity(pings as usize);
+    let mut timer = TripTimer::start(pings);
     for seq in 0..pings {
-        let sent = clock.now_ns();
         outbound.send(&Msg64::new(0, seq))?;
         let back = inbound.recv()?;
         assert_eq!(back.seq, seq, "ping-pong out of step");
         drop(back);
-        samples.push(clock.now_ns() - sent);
+        timer.lap(true);
     }
     children.wait_all(RUN_LIMIT)?;
-    Ok(samples)
+    Ok(timer.into_trips())
 }
 
 fn floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {

@@ -5,6 +5,7 @@ use support::cores::cores;
 use support::hist::Quantiles;
 use support::records::{PingPong, System, Throughput, oversubscribed};
 use support::stats::{Spread, percentile, ratios};
+use support::trips::{Batched, TRIPS_PER_SAMPLE, batched_one_way};
 
 use crate::setup::Setup;
 use crate::throughput::Run;
@@ -34,13 +35,14 @@ pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
     }
 }
 
-/// One way = round trip / 2, from the round trips sorted.
-pub fn pingpong_record(system: System, round: usize, cores: [usize; 2], sorted_round_trips: &[u64]) -> PingPong {
+/// One way = round trip / 2, per trip and batched.
+pub fn pingpong_record(system: System, round: usize, cores: [usize; 2], trips: &Trips) -> PingPong {
     PingPong {
         system,
         round,
         cores,
-        one_way_ns: Quantiles::of_sorted(sorted_round_trips).map(|rtt| rtt / 2),
+        one_way_ns: Quantiles::of_sorted(&trips.sorted).map(|rtt| rtt / 2),
+        batched: trips.batched,
     }
 }
 
@@ -82,20 +84,39 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
     }
 }
 
-/// One latency round's sorted round trips, per system.
+/// One system's round trips of a round: sorted, and the batched one-way figures, which
+/// need them in the order taken.
+#[derive(Default)]
+pub struct Trips {
+    pub sorted: Vec<u64>,
+    pub batched: Option<Batched>,
+}
+
+impl Trips {
+    pub fn of(mut in_order: Vec<u64>) -> Trips {
+        let batched = batched_one_way(&in_order);
+        in_order.sort_unstable();
+        Trips {
+            sorted: in_order,
+            batched,
+        }
+    }
+}
+
+/// One latency round, per system.
 #[derive(Default)]
 pub struct LatencyRound {
-    pub floor: Vec<u64>,
-    pub message_floor: Vec<u64>,
-    pub salias: Vec<u64>,
+    pub floor: Trips,
+    pub message_floor: Trips,
+    pub salias: Trips,
 }
 
 /// The latency summary: each floor's and salias's median p50 over the rounds, salias's
 /// ratio to each floor, and the last round's tail.
 pub fn print_latency(cores: [usize; 2], pings: u64, runs: &[LatencyRound]) {
-    let p50s = |of: fn(&LatencyRound) -> &Vec<u64>| -> Vec<f64> {
+    let p50s = |of: fn(&LatencyRound) -> &Trips| -> Vec<f64> {
         runs.iter()
-            .map(|r| percentile(of(r), 0.5).unwrap_or(0) as f64 / 2.0)
+            .map(|r| percentile(&of(r).sorted, 0.5).unwrap_or(0) as f64 / 2.0)
             .collect()
     };
     let salias = p50s(|r| &r.salias);
@@ -123,10 +144,42 @@ pub fn print_latency(cores: [usize; 2], pings: u64, runs: &[LatencyRound]) {
             );
         }
     }
+    print_batched(runs);
     if let Some(last) = runs.last() {
         println!(
             "  last round, salias one way: {}",
-            Quantiles::of_sorted(&last.salias).map(|rtt| rtt / 2)
+            Quantiles::of_sorted(&last.salias.sorted).map(|rtt| rtt / 2)
         );
     }
+}
+
+/// The same medians and ratios from the batched figures, precise below the clock's step.
+fn print_batched(runs: &[LatencyRound]) {
+    let p50s = |of: fn(&LatencyRound) -> &Trips| -> Option<Vec<f64>> {
+        runs.iter().map(|r| of(r).batched.map(|b| b.p50_ns)).collect()
+    };
+    let (Some(salias), Some(floor), Some(message)) =
+        (p50s(|r| &r.salias), p50s(|r| &r.floor), p50s(|r| &r.message_floor))
+    else {
+        return;
+    };
+    let (Some(s), Some(to_floor), Some(to_message)) = (
+        Spread::of(&salias),
+        Spread::of(&ratios(&salias, &floor)),
+        Spread::of(&ratios(&salias, &message)),
+    ) else {
+        return;
+    };
+    println!(
+        "  batched ({TRIPS_PER_SAMPLE} trips a sample): salias p50 {:.1} ns [{:.1}, {:.1}] = {:.2}× the line floor [{:.2}, {:.2}], {:.2}× the message floor [{:.2}, {:.2}]",
+        s.median,
+        s.min,
+        s.max,
+        to_floor.median,
+        to_floor.min,
+        to_floor.max,
+        to_message.median,
+        to_message.min,
+        to_message.max
+    );
 }

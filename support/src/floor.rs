@@ -8,8 +8,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::latency;
 use crate::cores::{PinError, on_two_cores};
+use crate::trips::TripTimer;
 
 /// The ponger: echoes pings 1, 2, … `count` from `ping` to `pong`.
 pub fn pong(ping: &AtomicU64, pong: &AtomicU64, count: u64) {
@@ -25,23 +25,19 @@ pub fn pong(ping: &AtomicU64, pong: &AtomicU64, count: u64) {
 
 /// The pinger: `warmup` unrecorded then `count` recorded round trips against [`pong`]
 /// (which must echo `warmup + count`); returns the round trips in ns, in the order taken,
-/// by the [`latency`] clock.
+/// by the latency clock, one stamp per trip ([`TripTimer`]).
 pub fn round_trips(ping: &AtomicU64, pong: &AtomicU64, warmup: u64, count: u64) -> Vec<u64> {
-    let clock = latency();
-    let mut samples = Vec::with_capacity(count as usize);
+    let mut timer = TripTimer::start(count);
     for i in 1..=warmup + count {
-        let sent = clock.now_ns();
         // SYNC POINT ping: pairs with the Acquire load in `pong`.
         ping.store(i, Ordering::Release);
         // SYNC POINT pong: pairs with the Release store in `pong`.
         while pong.load(Ordering::Acquire) != i {
             std::hint::spin_loop();
         }
-        if i > warmup {
-            samples.push(clock.now_ns() - sent);
-        }
+        timer.lap(i > warmup);
     }
-    samples
+    timer.into_trips()
 }
 
 /// The floor between cores `a` (pinger) and `b` (ponger) measured by two threads of this

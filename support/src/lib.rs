@@ -41,5 +41,6 @@ pub mod role;
 pub mod shm;
 pub mod stats;
 pub mod throughput;
+pub mod trips;
 pub mod tsc;
 pub mod wake;

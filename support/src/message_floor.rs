@@ -3,15 +3,16 @@
 //! sequence word and 56 payload bytes; the sender writes the payload, then stores the
 //! sequence with Release; the other side spins on the sequence, reads the payload, and
 //! echoes it on its line the same way. No other state: no ring, no index, no header.
-//! Timed like [`crate::floor`]: one way is the round trip / 2, by the [`latency`] clock.
+//! Timed like [`crate::floor`]: one way is the round trip / 2, by the latency clock
+//! ([`crate::clock::latency`]).
 //!
 //! The lines come from a [`crate::barrier::Barrier`] for processes
 //! ([`crate::barrier::Barrier::message_lines`]), or from [`between_threads`] for threads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::latency;
 use crate::cores::{PinError, on_two_cores};
+use crate::trips::TripTimer;
 
 /// One direction's cache line: word 0 the sequence, words 1 to 7 the payload.
 pub type Line = [AtomicU64; 8];
@@ -40,14 +41,13 @@ pub fn pong(ping: &Line, pong: &Line, count: u64) {
 }
 
 /// The pinger: `warmup` unrecorded then `count` recorded round trips against [`pong`]
-/// (which must echo `warmup + count`); returns the round trips in ns, in the order taken.
+/// (which must echo `warmup + count`); returns the round trips in ns, in the order taken,
+/// one stamp per trip ([`TripTimer`]).
 /// Panics if an echo's payload is not the message sent: a floor that checks nothing may
 /// be measuring nothing.
 pub fn round_trips(ping: &Line, pong: &Line, warmup: u64, count: u64) -> Vec<u64> {
-    let clock = latency();
-    let mut samples = Vec::with_capacity(count as usize);
+    let mut timer = TripTimer::start(count);
     for seq in 1..=warmup + count {
-        let sent = clock.now_ns();
         for (k, w) in ping.iter().enumerate().skip(1) {
             w.store(word(seq, k), Ordering::Relaxed);
         }
@@ -61,16 +61,13 @@ pub fn round_trips(ping: &Line, pong: &Line, warmup: u64, count: u64) -> Vec<u64
         for (k, w) in pong.iter().enumerate().skip(1) {
             wrong |= w.load(Ordering::Relaxed) ^ word(seq, k);
         }
-        let back = clock.now_ns();
+        timer.lap(seq > warmup);
         assert_eq!(
             wrong, 0,
             "the message floor's echo of message {seq} differs from what was sent"
         );
-        if seq > warmup {
-            samples.push(back - sent);
-        }
     }
-    samples
+    timer.into_trips()
 }
 
 /// Two lines, each on a cache line of its own, for [`between_threads`].

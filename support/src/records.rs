@@ -12,6 +12,7 @@ use crate::cores::cores;
 use crate::hist::Quantiles;
 use crate::machine::Machine;
 use crate::realtime::Realtime;
+use crate::trips::Batched;
 
 /// The first line of a raw-data file: where, how and with what it was measured.
 #[derive(Clone, Debug, Serialize)]
@@ -197,8 +198,11 @@ pub struct PingPong {
     pub round: usize,
     /// The pinger's and the ponger's core.
     pub cores: [usize; 2],
-    /// One-way latency in ns.
+    /// One-way latency in ns, per round trip (by the latency clock, to its step).
     pub one_way_ns: Quantiles,
+    /// One way from samples of consecutive round trips, precise far below the clock's
+    /// step ([`crate::trips`]); `null` where the harness times trips apart.
+    pub batched: Option<Batched>,
 }
 
 /// One run of the lossy-subscriber section (benches/ipc `--only lossy`): a publisher and
@@ -455,10 +459,11 @@ mod tests {
             round: 0,
             cores: [0, 1],
             one_way_ns: quantiles(),
+            batched: None,
         };
         assert_eq!(
             serde_json::to_string(&record).unwrap(),
-            r#"{"bench":"pingpong","system":"floor","round":0,"cores":[0,1],"one_way_ns":{"p50":60,"p90":60,"p99":65,"p99.9":75,"p99.99":190,"max":103303,"count":200000}}"#
+            r#"{"bench":"pingpong","system":"floor","round":0,"cores":[0,1],"one_way_ns":{"p50":60,"p90":60,"p99":65,"p99.9":75,"p99.99":190,"max":103303,"count":200000},"batched":null}"#
         );
     }
 

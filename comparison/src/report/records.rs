@@ -50,6 +50,7 @@ pub fn pingpong(system: System, round: usize, cores: [usize; 2], round_trips: &Q
         round,
         cores,
         one_way_ns: round_trips.map(|ns| ns / 2),
+        batched: None,
     }
 }
 
