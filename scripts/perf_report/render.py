@@ -8,6 +8,7 @@ import os
 from . import compute, render_latency, render_throughput
 from .compute import TOLERANCE, cmp_name
 from .page import Page, fmt_ratio, md_table
+from .render_headline import section as headline_section
 
 
 def headline_detail(h):
@@ -162,6 +163,7 @@ def report(manifest, sources, out, plots_dir, notes):
     page = Page(out, plots_dir)
     header_section(page, manifest, sources, compute.headlines(data, picks))
     provenance_section(page, manifest, sources, data.cmp_cfg)
+    headline_section(page, sources)
     render_throughput.by_system(page, data)
     render_throughput.by_kind(page, data)
     render_throughput.by_size(page, data)
