@@ -104,8 +104,7 @@ pub fn spsc_subscriber(a: &Params, barrier: &Barrier) {
 pub fn floor_pinger(a: &Params, barrier: &Barrier) {
     let (ping, pong) = barrier.floor_line();
     barrier.arrive_and_wait();
-    let mut samples = floor::round_trips(ping, pong, PING_WARMUP, a.messages);
-    report_round_trips(&mut samples);
+    report_round_trips(floor::round_trips(ping, pong, PING_WARMUP, a.messages));
 }
 
 pub fn floor_ponger(a: &Params, barrier: &Barrier) {
@@ -120,8 +119,7 @@ pub fn floor_ponger(a: &Params, barrier: &Barrier) {
 pub fn message_floor_pinger(a: &Params, barrier: &Barrier) {
     let (ping, pong) = barrier.message_lines();
     barrier.arrive_and_wait();
-    let mut samples = message_floor::round_trips(ping, pong, PING_WARMUP, a.messages);
-    report_round_trips(&mut samples);
+    report_round_trips(message_floor::round_trips(ping, pong, PING_WARMUP, a.messages));
 }
 
 pub fn message_floor_ponger(a: &Params, barrier: &Barrier) {

@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use support::barrier::Barrier;
-use support::clock::latency;
 use support::hist::Quantiles;
 use support::records::System;
 use support::role::Children;
+use support::trips::{Batched, TripTimer, batched_one_way};
 
 use crate::error::RunError;
 use crate::message::Msg64;
@@ -22,27 +22,25 @@ pub const PING_WARMUP: u64 = 10_000;
 /// Runs PING_WARMUP unrecorded then `pings` recorded round trips, after the barrier;
 /// `round_trip(seq)` sends message `seq` and returns the echo. Reports the round trips.
 pub fn ping_loop(pings: u64, barrier: &Barrier, mut round_trip: impl FnMut(u64) -> Msg64) {
-    let clock = latency();
-    let mut samples = Vec::with_capacity(pings as usize);
     barrier.arrive_and_wait();
+    let mut timer = TripTimer::start(pings);
     for seq in 0..PING_WARMUP + pings {
-        let sent = clock.now_ns();
         let back = round_trip(seq);
-        let rtt = clock.now_ns() - sent;
+        timer.lap(seq >= PING_WARMUP);
         assert_eq!(back.seq, seq, "ping-pong out of step");
         assert_eq!(back.words[5], seq, "ping-pong corrupted");
-        if seq >= PING_WARMUP {
-            samples.push(rtt);
-        }
     }
-    report_round_trips(&mut samples);
+    report_round_trips(timer.into_trips());
 }
 
-/// Reports the quantiles of round trips `samples` (ns) to the parent.
-pub fn report_round_trips(samples: &mut [u64]) {
-    samples.sort_unstable();
+/// Reports round trips `in_order` (ns, in the order taken, one stamp per trip) to the
+/// parent: their quantiles, and the one-way figures of 16-trip samples.
+pub fn report_round_trips(mut in_order: Vec<u64>) {
+    let batched = batched_one_way(&in_order);
+    in_order.sort_unstable();
     Report::Pings {
-        round_trip_ns: Quantiles::of_sorted(samples),
+        round_trip_ns: Quantiles::of_sorted(&in_order),
+        batched,
     }
     .send();
 }
@@ -56,14 +54,14 @@ pub fn pong_loop(pings: u64, barrier: &Barrier, mut echo: impl FnMut()) {
     barrier.done();
 }
 
-/// One ping-pong run of `system`: the round trips' quantiles (ns) and the pinger's and
-/// ponger's cores.
+/// One ping-pong run of `system`: the round trips' quantiles (ns), the batched one-way
+/// figures, and the pinger's and ponger's cores.
 pub fn pingpong_run(
     system: System,
     pings: u64,
     round: usize,
     ctx: &mut Ctx,
-) -> Result<(Quantiles, [usize; 2]), RunError> {
+) -> Result<(Quantiles, Option<Batched>, [usize; 2]), RunError> {
     let name = unique_name(system_name(system), round);
     let stream = ctx.stream();
     let _resources = Resources::for_pingpong(system, &name)?;
@@ -90,11 +88,11 @@ pub fn pingpong_run(
     let limit = Duration::from_secs(60) + Duration::from_millis(PING_WARMUP + pings);
     let reports = roles::collect(&name, &barrier, children, limit)?;
     let round_trips = reports.into_iter().find_map(|r| match r {
-        Report::Pings { round_trip_ns } => Some(round_trip_ns),
+        Report::Pings { round_trip_ns, batched } => Some((round_trip_ns, batched)),
         _ => None,
     });
     match round_trips {
-        Some(q) => Ok((q, cores)),
+        Some((q, batched)) => Ok((q, batched, cores)),
         None => Err(RunError::Missing {
             run: name,
             what: "the pinger's round trips",

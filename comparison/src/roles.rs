@@ -12,6 +12,7 @@ use support::hist::Quantiles;
 use support::realtime::Realtime;
 use support::records::System;
 use support::role::{Children, Role, report_json};
+use support::trips::Batched;
 
 use crate::baselines;
 use crate::error::RunError;
@@ -79,7 +80,10 @@ pub enum Report {
     /// From the start barrier to the last message.
     Subscriber { elapsed_ns: u64, received: u64 },
     /// The recorded round trips.
-    Pings { round_trip_ns: Quantiles },
+    Pings {
+        round_trip_ns: Quantiles,
+        batched: Option<Batched>,
+    },
     /// How the open-loop plan went.
     OpenLoopPublisher {
         span_ns: u64,

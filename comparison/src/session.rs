@@ -80,6 +80,7 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
     let mut results = Results {
         throughput: Vec::new(),
         latency: Vec::new(),
+        batched: Vec::new(),
         pingpong_cores: [0, 0],
         openloop: Vec::new(),
         wake: Vec::new(),
@@ -142,12 +143,14 @@ fn latency(
 ) -> Result<(), RunError> {
     let rounds = plan.rounds;
     results.latency = plan.latency_systems.iter().map(|_| Vec::new()).collect();
+    results.batched = plan.latency_systems.iter().map(|_| Vec::new()).collect();
     for round in 0..rounds {
         for i in rotation(plan.latency_systems.len(), round) {
             let system = plan.latency_systems[i];
-            let (round_trips, cores) = pingpong_run(system, plan.pings, round, ctx)?;
+            let (round_trips, batched, cores) = pingpong_run(system, plan.pings, round, ctx)?;
             results.pingpong_cores = cores;
-            out.write(&records::pingpong(system, round, cores, &round_trips))?;
+            out.write(&records::pingpong(system, round, cores, &round_trips, batched))?;
+            results.batched[i].push(batched);
             results.latency[i].push(round_trips);
         }
         eprintln!(

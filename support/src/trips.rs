@@ -4,7 +4,7 @@
 //! the clock's step (10 ns on the development VM, against one-way figures of 40–80 ns),
 //! beside the per-trip figures that keep the tails.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::clock::{LatencyClock, latency};
 use crate::stats::percentile;
@@ -51,7 +51,7 @@ impl TripTimer {
 /// sample's mean round trip / 2. A scheduler hiccup lands in one sample; the quantiles
 /// describe typical trips, not single ones, so they sit beside the per-trip quantiles
 /// rather than replacing them.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Batched {
     /// Round trips per sample.
     pub trips_per_sample: usize,

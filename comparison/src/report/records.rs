@@ -3,6 +3,7 @@
 
 use support::hist::Quantiles;
 use support::records::{OpenLoop, PingPong, System, Throughput, oversubscribed};
+use support::trips::Batched;
 
 use crate::message::MESSAGE_BYTES;
 use crate::openloop;
@@ -44,13 +45,19 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
 }
 
 /// The ping-pong record: one way = round trip / 2, the count as it is.
-pub fn pingpong(system: System, round: usize, cores: [usize; 2], round_trips: &Quantiles) -> PingPong {
+pub fn pingpong(
+    system: System,
+    round: usize,
+    cores: [usize; 2],
+    round_trips: &Quantiles,
+    batched: Option<Batched>,
+) -> PingPong {
     PingPong {
         system,
         round,
         cores,
         one_way_ns: round_trips.map(|ns| ns / 2),
-        batched: None,
+        batched,
     }
 }
 

@@ -4,6 +4,7 @@
 use support::hist::Quantiles;
 use support::records::{System, Wake};
 use support::stats::{Spread, ratios};
+use support::trips::{Batched, TRIPS_PER_SAMPLE};
 
 use crate::openloop::OpenLoop;
 use crate::pingpong::PING_WARMUP;
@@ -21,6 +22,8 @@ pub struct Results {
     pub throughput: Vec<Vec<Run>>,
     /// Per latency system of the plan, its round trips in round order.
     pub latency: Vec<Vec<Quantiles>>,
+    /// The same runs' batched one-way figures.
+    pub batched: Vec<Vec<Option<Batched>>>,
     pub pingpong_cores: [usize; 2],
     pub openloop: OpenLoopLevels,
     /// Per wake-up system of the plan, its records in round order.
@@ -42,6 +45,7 @@ pub fn print(plan: &Plan, results: &Results) {
     }
     if plan.latency {
         latency(plan, &results.latency, results.pingpong_cores);
+        batched_latency(plan, &results.batched);
     }
     if plan.openloop && !results.openloop.is_empty() {
         openloop(plan, &results.openloop);
@@ -223,6 +227,30 @@ fn latency(plan: &Plan, latency: &[Vec<Quantiles>], cores: [usize; 2]) {
                     spread(&p50s(oi), |x| *x).median
                 );
             }
+        }
+    }
+}
+
+/// The salias ratios again from the batched figures, precise below the clock's step.
+fn batched_latency(plan: &Plan, batched: &[Vec<Option<Batched>>]) {
+    let at = |s: System| plan.latency_systems.iter().position(|x| *x == s);
+    let p50s = |i: usize| -> Option<Vec<f64>> { batched[i].iter().map(|b| b.map(|b| b.p50_ns)).collect() };
+    let Some(salias) = at(System::Salias).and_then(p50s) else {
+        return;
+    };
+    println!("  batched ({TRIPS_PER_SAMPLE} round trips a sample, one way):");
+    for other in [System::Aeron, System::Iceoryx2, System::Floor, System::MessageFloor] {
+        if let Some(theirs) = at(other).and_then(p50s) {
+            let r = spread(&ratios(&salias, &theirs), |x| *x);
+            println!(
+                "  p50 latency salias / {:<13} {:>5.2}× [{:.2}, {:.2}]  (medians {:.1} / {:.1} ns)",
+                system_name(other),
+                r.median,
+                r.min,
+                r.max,
+                spread(&salias, |x| *x).median,
+                spread(&theirs, |x| *x).median
+            );
         }
     }
 }
