@@ -141,9 +141,12 @@ def read_jsonl(path):
     return header or {}, records
 
 
-def kind_of(path, header):
-    """'comparison' or 'ipc'."""
+def kind_of(path, header, records=()):
+    """'comparison', 'ipc' or 'wake' (a file of wake-up records only, from benches/wake.rs or
+    the comparison's `--only wake`)."""
     name = os.path.basename(path)
+    if records and all(r["bench"] == "wake" for r in records):
+        return "wake"
     if name.startswith("ipc-"):
         return "ipc"
     if name.startswith("comparison-"):
@@ -170,20 +173,34 @@ class Source:
     def __init__(self, path):
         self.path = path
         self.header, self.records = read_jsonl(path)
-        self.kind = kind_of(path, self.header)
+        self.kind = kind_of(path, self.header, self.records)
         self.sha = sha256(path)
+
+
+def wake_harness(source):
+    """Which harness wrote a wake file: the comparison crate records the versions it ran."""
+    return "comparison" if "versions" in source.header else "benches/wake.rs"
+
+
+def newest_wake(sources):
+    """The newest wake file of each harness, comparison first."""
+    by_harness = {}
+    for s in sources:
+        by_harness.setdefault(wake_harness(s), []).append(s)
+    return [max(by_harness[h], key=lambda s: stamp_of(s.path)) for h in ("comparison", "benches/wake.rs") if h in by_harness]
 
 
 def load_sources(data_dir):
     """The manifest (or {}) and the sources by kind: those the manifest names, else the
-    newest file of each kind."""
+    newest file of each kind. Wake files the manifest does not list (it predates them) are
+    the newest of each harness in the directory."""
     manifest_path = os.path.join(data_dir, "manifest.json")
     manifest = {}
     if os.path.exists(manifest_path):
         with open(manifest_path, encoding="utf-8") as f:
             manifest = json.load(f)
-    sources = {"comparison": [], "ipc": []}
-    listed = [(k, n) for k in ("comparison", "ipc") for n in manifest.get(k, [])]
+    sources = {"comparison": [], "ipc": [], "wake": []}
+    listed = [(k, n) for k in ("comparison", "ipc", "wake") for n in manifest.get(k, [])]
     if listed:
         for kind, name in listed:
             path = os.path.join(data_dir, name)
@@ -191,14 +208,16 @@ def load_sources(data_dir):
                 sys.exit(f"manifest.json names {name}, which is not in {data_dir}")
             source = Source(path)
             sources[kind].append(source)
-    else:
-        found = {"comparison": [], "ipc": []}
+    if not listed or "wake" not in manifest:
+        found = {"comparison": [], "ipc": [], "wake": []}
         for name in sorted(os.listdir(data_dir)) if os.path.isdir(data_dir) else []:
             if not name.endswith(".jsonl"):
                 continue
             source = Source(os.path.join(data_dir, name))
             found[source.kind].append(source)
         for kind, items in found.items():
-            if items:
+            if kind == "wake":
+                sources[kind] = newest_wake(items)
+            elif items and not listed:
                 sources[kind] = [max(items, key=lambda s: stamp_of(s.path))]
     return manifest, sources
