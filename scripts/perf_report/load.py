@@ -108,6 +108,9 @@ def contract_problem(obj):
             return f"{name!r} is {json.dumps(value)}, not of the type a {bench} record has there"
     if obj["system"] not in SYSTEMS:
         return f"system is {obj['system']!r}, not one of {', '.join(sorted(SYSTEMS))}"
+    rt = obj.get("realtime")
+    if rt is not None and not (isinstance(rt, dict) and isinstance(rt.get("policy"), str) and isinstance(rt.get("priority"), int)):
+        return f"'realtime' is {json.dumps(rt)}, not a policy and priority such as {{\"policy\":\"SCHED_FIFO\",\"priority\":50}}"
     for name in HISTOGRAMS:
         if name in obj:
             missing = [p for p in PCTS if not isinstance(obj[name].get(p), NUMBER)]

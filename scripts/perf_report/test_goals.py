@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 
 from perf_report import compute, goals, render  # noqa: E402
+from perf_report.load import contract_problem  # noqa: E402
 from perf_report.render_latency import pp_table  # noqa: E402
 
 MIB = 1 << 20
@@ -115,6 +116,28 @@ class Goals(unittest.TestCase):
         g = found["salias's open-loop total p50 is below Aeron's and iceoryx2's at every load neither saturated at"]
         self.assertEqual(g.which, "salias / aeron at 1 M msg/s, SCHED_FIFO 50")
         self.assertEqual(goals.status(g), "not met")
+
+    def test_batch_below_single_offer_is_not_met(self):
+        def run(system, api, batch, rnd, per_s):
+            r = throughput("throughput", rnd, per_s, batch=batch)
+            return dict(r, system=system, api=api, buffer_messages=None)
+
+        cmp = []
+        for rnd in range(3):
+            cmp += [run("salias", "offer", 1, rnd, 147e6), run("salias", "offer_batch", 16, rnd, 135e6), run("spsc-floor", "batch", 16, rnd, 240e6)]
+        _, _, found = self.compute(cmp=cmp)
+        never_below = found["offer_batch(16) never delivers less than single offer (1P1S)"]
+        self.assertAlmostEqual(never_below.ratio[0], 135 / 147)
+        self.assertEqual(goals.status(never_below), "not met")
+        self.assertEqual(goals.status(found["offer_batch(16) delivers at least 0.8× the batched SPSC floor (1P1S)"]), "not met")
+        self.assertEqual(goals.status(found["Single offer delivers at least 0.7× the batched SPSC floor (1P1S)"]), "not met")
+
+    def test_a_realtime_field_that_is_not_a_policy_is_refused(self):
+        q = {p: 1 for p in ("p50", "p90", "p99", "p99.9", "p99.99", "max", "count")}
+        rec = {"bench": "openloop", "system": "salias", "round": 0, "offered_per_s": 1e6, "achieved_per_s": 1e6, "duration_s": 1.0, "warmup_s": 0.2}
+        rec.update(refused_fraction=0.0, late_fraction=0.0, saturated=False, placement="P0@0 S0@1", queueing_ns=q, service_ns=q, total_ns=q)
+        self.assertIsNone(contract_problem(dict(rec, realtime={"policy": "SCHED_FIFO", "priority": 50})))
+        self.assertIn("'realtime'", contract_problem(dict(rec, realtime=50)))
 
     def test_strict_lead_at_parity_is_not_met(self):
         g = goals.Goal("lead", 1.0, True, True, (1.0, 1.0, 1.0, 3), "x")
