@@ -145,7 +145,7 @@ def read_jsonl(path):
 
 
 def kind_of(path, header, records=()):
-    """'comparison', 'ipc' or 'wake' (a file of wake-up records only, from benches/wake.rs or
+    """'comparison', 'ipc' or 'wake' (a file of wake-up records only, from benches/wake or
     the comparison's `--only wake`)."""
     name = os.path.basename(path)
     if records and all(r["bench"] == "wake" for r in records):
@@ -182,7 +182,7 @@ class Source:
 
 def wake_harness(source):
     """Which harness wrote a wake file: the comparison crate records the versions it ran."""
-    return "comparison" if "versions" in source.header else "benches/wake.rs"
+    return "comparison" if "versions" in source.header else "benches/wake"
 
 
 def newest_wake(sources):
@@ -190,7 +190,7 @@ def newest_wake(sources):
     by_harness = {}
     for s in sources:
         by_harness.setdefault(wake_harness(s), []).append(s)
-    return [max(by_harness[h], key=lambda s: stamp_of(s.path)) for h in ("comparison", "benches/wake.rs") if h in by_harness]
+    return [max(by_harness[h], key=lambda s: stamp_of(s.path)) for h in ("comparison", "benches/wake") if h in by_harness]
 
 
 def load_sources(data_dir):

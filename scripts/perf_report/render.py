@@ -7,6 +7,7 @@ import os
 
 from . import compute, goals, render_latency, render_throughput, render_wake
 from .compute import TOLERANCE, cmp_name
+from .load import wake_harness
 from .page import Page, fmt_ratio, md_table
 
 
@@ -140,7 +141,9 @@ def provenance_section(page, manifest, sources, cmp_cfg):
             h = s.header
             versions = h.get("versions")
             vtext = ", ".join(f"{k} {v}" for k, v in versions.items()) if versions else "not recorded in the file"
-            harness = {"comparison": "comparison crate", "ipc": "benches/ipc.rs"}.get(kind) or ("comparison crate" if "versions" in h else "benches/wake.rs")
+            harness = {"comparison": "comparison crate", "ipc": "benches/ipc.rs"}.get(kind)
+            if kind == "wake":
+                harness = "comparison crate (`--only wake`)" if wake_harness(s) == "comparison" else wake_harness(s)
             rows.append((f"`{os.path.relpath(s.path, page.out_dir)}`", harness, f"`{h.get('command', '?')}`", h.get("rounds", "?"), vtext, s.sha[:12]))
     page.add(md_table(["raw file", "harness", "command (as recorded)", "rounds", "versions", "sha256"], rows, ["l"] * 6), "")
     page.add(

@@ -1,4 +1,4 @@
-"""The wake-up latency section: one table per wake file (benches/wake.rs, the comparison's
+"""The wake-up latency section: one table per wake file (benches/wake, the comparison's
 `--only wake`), each mechanism against the harness's reference row."""
 
 import os
@@ -16,9 +16,9 @@ MECHANISMS = {
     "recv-async": "`recv_async` (tokio, current thread)",
     "event-listener": "event service `blocking_wait`",
 }
-# The row every other is divided by: the futex park in benches/wake.rs, salias's `recv`
+# The row every other is divided by: the futex park in benches/wake, salias's `recv`
 # in the comparison.
-REFERENCE = {"benches/wake.rs": ("salias", "recv-park"), "comparison": ("salias", "recv-adaptive")}
+REFERENCE = {"benches/wake": ("salias", "recv-park"), "comparison": ("salias", "recv-adaptive")}
 
 
 def wake_p(p):
