@@ -5,7 +5,7 @@ them, named in `which`."""
 
 from collections import namedtuple
 
-from .compute import MIB, IpcKey, OpenLoopKey, SizeKey, delivered, p50, size_text, total
+from .compute import MIB, IpcKey, OpenLoopKey, SizeKey, batched_p50, delivered, p50, size_text, total, trips_per_sample
 
 
 # `at_least`: the ratio must be ≥ target (throughput), else ≤ target (latency); `strict`:
@@ -39,8 +39,13 @@ def worst(candidates, at_least):
 
 
 def pingpong_ratio(data, floor):
-    """salias / `floor` p50, from the comparison if it ran that floor, else benches/ipc.rs."""
+    """salias / `floor` p50, from the comparison if it ran that floor, else benches/ipc.rs;
+    of samples of many round trips where the harness took them (precise far below the
+    clock's step), else of single trips."""
     for runs, harness in ((data.cmp_pp, "comparison"), (data.ipc_pp, "benches/ipc.rs")):
+        r = runs.ratio("salias", floor, batched_p50)
+        if r:
+            return r, f"{harness}, {trips_per_sample(runs)}-trip samples"
         r = runs.ratio("salias", floor, p50)
         if r:
             return r, harness

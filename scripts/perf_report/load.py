@@ -111,6 +111,9 @@ def contract_problem(obj):
     rt = obj.get("realtime")
     if rt is not None and not (isinstance(rt, dict) and isinstance(rt.get("policy"), str) and isinstance(rt.get("priority"), int)):
         return f"'realtime' is {json.dumps(rt)}, not a policy and priority such as {{\"policy\":\"SCHED_FIFO\",\"priority\":50}}"
+    batched = obj.get("batched")
+    if batched is not None and not (isinstance(batched, dict) and all(isinstance(batched.get(k), NUMBER) for k in ("trips_per_sample", "p50_ns"))):
+        return f"'batched' is {json.dumps(batched)}, not samples of round trips with 'trips_per_sample' and 'p50_ns'"
     for name in HISTOGRAMS:
         if name in obj:
             missing = [p for p in PCTS if not isinstance(obj[name].get(p), NUMBER)]

@@ -30,7 +30,9 @@ def headline_figures(h):
     if h.unit == "ipc-throughput":
         return f"{h.a[0] / 1e6:.2f} / {h.b[0] / 1e6:.2f} M msg/s (medians), {h.ratio[3]} paired rounds"
     if h.unit == "pingpong":
-        return f"{h.a[0]:.0f} / {h.b[0]:.0f} ns (medians), {h.ratio[3]} paired rounds"
+        # Batched samples are means of many trips: they have a fraction worth showing.
+        digits = 0 if float(h.a[0]).is_integer() and float(h.b[0]).is_integer() else 1
+        return f"{h.a[0]:.{digits}f} / {h.b[0]:.{digits}f} ns (medians), {h.ratio[3]} paired rounds"
     return f"{h.a[0]:.0f} / {h.b[0]:.0f} ns (medians); the highest load neither saturated at"
 
 

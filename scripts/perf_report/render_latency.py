@@ -5,7 +5,7 @@ crate)."""
 import math
 
 from . import svg
-from .compute import NORMAL, OpenLoopKey, p50
+from .compute import NORMAL, OpenLoopKey, batched_p50, p50, trips_per_sample
 from .load import PCTS
 from .page import fmt, fmt_mmm, fmt_ns, fmt_ratio, md_table
 
@@ -27,7 +27,9 @@ def pp_table(runs):
     """The ping-pong table of one harness: a "÷ message floor" column only where that floor
     ran. Ratios are per round (p50 / the floor's p50 of the same round)."""
     shown = ["floor"] + (["message-floor"] if "message-floor" in runs.by_key else [])
-    header = PP_HEADER + (["÷ message floor"] if len(shown) == 2 else []) + ["cores"]
+    trips = trips_per_sample(runs)
+    header = PP_HEADER[:2] + ([f"p50 of {trips}-trip samples [min, max]"] if trips else []) + PP_HEADER[2:]
+    header += (["÷ message floor"] if len(shown) == 2 else []) + ["cores"]
     rows = []
     for system in runs.order:
         st = {p: runs.stat(system, one_way(p)) for p in PCTS}
@@ -40,6 +42,7 @@ def pp_table(runs):
             (
                 system,
                 fmt_mmm(st["p50"], 0),
+                *([fmt_mmm(runs.stat(system, batched_p50), 1)] if trips else []),
                 *(fmt_ns(st[p][0]) for p in ("p90", "p99", "p99.9", "p99.99", "max")),
                 fmt_ns(st["count"][0]),
                 *ratios,
@@ -60,7 +63,10 @@ def pingpong(page, data):
         "ping-pong between the same two cores in the same invocation; the message floor "
         "(`message-floor`, where it ran) is the least any protocol can do for a 64-byte payload: "
         "payload and stamp on one or two lines, no other state. The ÷ columns are per-round "
-        "ratios of p50 to the floor of the same round, median [min, max].",
+        "ratios of p50 to the floor of the same round, median [min, max]. Where the harness also "
+        "timed samples of consecutive round trips, their one-way p50 (the median of the samples' "
+        "mean, precise far below the clock's step) stands beside the per-trip p50; the headline "
+        "ratios give both.",
         "",
     )
     for title, runs in (("Comparison crate:", cmp_pp), ("benches/ipc.rs:", ipc_pp)):
