@@ -3,6 +3,8 @@
 
 use clap::{Parser, ValueEnum};
 
+use crate::transports::aeron::{AERON_TERM_BYTES, term_length};
+
 /// Same-run, cross-process comparison of salias with Aeron IPC, iceoryx2 and the machine's
 /// floors.
 ///
@@ -11,6 +13,8 @@ use clap::{Parser, ValueEnum};
 /// Open loop: loads 0.1,0.5,1,2,5,10,20,50 M msg/s until a system saturates, 1 s per level
 /// after 0.2 s of warm-up (--quick: 0.5 s after 0.1 s). The default runs throughput, latency,
 /// the open loop and wake-up latency. 2P1S runs by default only with >= 3 cores.
+/// --headline runs only the C++ original's headline grid (2P1S and 2P2S × 1, 4, 64 MiB:
+/// salias FIFO offer vs Aeron try_claim), 5 rounds (--smoke: 1), on >= 4 cores.
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "salias-comparison",
@@ -28,7 +32,20 @@ pub struct Cli {
     #[arg(long)]
     pub smoke: bool,
 
-    /// Alternating rounds [default: 5; --quick 3; --smoke 1].
+    /// Run only the C++ original's headline grid: 2P1S and 2P2S × rings / terms of 1, 4 and
+    /// 64 MiB, salias FIFO `offer` (FifoMpsc, FifoFanout for 2 subscribers) against Aeron
+    /// `try_claim`, alternating within each round [rounds: 5; --smoke 1]. Needs >= 4 cores.
+    #[arg(long, conflicts_with_all = [
+        "only", "systems", "no_aeron", "two_publishers", "salias_ring", "aeron_term", "ice_buffer",
+        "pings", "loads", "ol_duration", "ol_warmup", "realtime",
+    ])]
+    pub headline: bool,
+
+    /// With --headline on fewer than 4 cores: run anyway, every record marked oversubscribed.
+    #[arg(long, requires = "headline")]
+    pub allow_oversubscribed: bool,
+
+    /// Alternating rounds [default: 5; --quick 3; --smoke 1; --headline 5].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub rounds: Option<u64>,
 
@@ -63,6 +80,11 @@ pub struct Cli {
     /// least 4096.
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = ring_bytes)]
     pub salias_ring: u64,
+
+    /// Aeron's term length for the throughput and open-loop runs (ping-pong keeps 64 MiB): a
+    /// power of two from 65536 (64 KiB) to 1073741824 (1 GiB).
+    #[arg(long, value_name = "BYTES", default_value_t = AERON_TERM_BYTES, value_parser = aeron_term)]
+    pub aeron_term: u64,
 
     /// iceoryx2 subscriber buffer, in samples [default: salias ring / 64].
     #[arg(long, value_name = "SAMPLES", value_parser = clap::value_parser!(u64).range(1..))]
@@ -126,6 +148,13 @@ fn ring_bytes(text: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
+fn aeron_term(text: &str) -> Result<u64, String> {
+    let bytes: u64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte count; give a power of two such as 1048576"))?;
+    term_length(bytes).map_err(|e| e.to_string())
+}
+
 fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
@@ -186,6 +215,8 @@ mod tests {
             "0",
             "--realtime",
             "50",
+            "--aeron-term",
+            "1048576",
         ])
         .unwrap();
         assert!(cli.quick && cli.two_publishers && cli.no_aeron);
@@ -196,6 +227,10 @@ mod tests {
         assert_eq!(cli.loads, Some(vec![0.1, 1.0, 10.0]));
         assert_eq!(cli.ol_warmup, Some(0.0));
         assert_eq!(cli.realtime, Some(50));
+        assert_eq!(cli.aeron_term, 1 << 20);
+        let headline =
+            Cli::try_parse_from(["salias-comparison", "--headline", "--allow-oversubscribed", "--smoke"]).unwrap();
+        assert!(headline.headline && headline.allow_oversubscribed && headline.smoke);
     }
 
     #[test]
@@ -208,9 +243,22 @@ mod tests {
             ("--only", "everything", "everything"),
             ("--systems", "zeromq", "zeromq"),
             ("--realtime", "100", "100"),
+            ("--aeron-term", "32768", "64 KiB"),
+            ("--aeron-term", "3145728", "power of two"),
+            ("--aeron-term", "2147483648", "1 GiB"),
+            ("--aeron-term", "big", "byte count"),
         ] {
             let error = Cli::try_parse_from(["salias-comparison", flag, value]).unwrap_err();
             assert!(error.to_string().contains(says), "{flag} {value}: {error}");
+        }
+        for args in [
+            &["--allow-oversubscribed"][..],
+            &["--headline", "--only", "latency"],
+            &["--headline", "--salias-ring", "65536"],
+        ] {
+            let error =
+                Cli::try_parse_from(std::iter::once("salias-comparison").chain(args.iter().copied())).unwrap_err();
+            assert!(error.to_string().contains("--"), "{args:?}: {error}");
         }
     }
 }

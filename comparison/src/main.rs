@@ -2,7 +2,10 @@
 //! floors, by the rules of the project's benchmarking guide.
 //!
 //! Run: `cargo run --release -- [--quick] [--only throughput|latency|openloop] [--two-publishers]`
-//! from `comparison/` (or `scripts/compare` from the repository root).
+//! from `comparison/` (or `scripts/compare` from the repository root); `--headline` runs
+//! only the C++ original's headline grid (2P1S and 2P2S × 1, 4, 64 MiB, salias FIFO
+//! `offer` against Aeron `try_claim`) on >= 4 cores. Exit status 2: the machine cannot run
+//! what was asked (too few cores, no real-time privilege).
 //!
 //! - Every publisher, subscriber, pinger and ponger is a separate process: this binary
 //!   re-executes itself with a role (named in the environment, `support::role`), pinned to a
@@ -59,7 +62,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            // 2: the machine or its privileges cannot run what was asked (too few cores for
+            // --headline, SCHED_FIFO refused), so scripts can tell it from a failed run.
+            if matches!(e, error::RunError::Plan(_)) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn pingpong_run(
         api: None,
         batch: 1,
         publishers: 1,
+        subscribers: 1,
         messages: pings,
         param: 0,
         index: 0,

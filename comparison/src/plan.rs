@@ -7,7 +7,6 @@ use support::records::System;
 
 use crate::cli::{Cli, Part, SystemChoice};
 use crate::throughput::{Api, Setup};
-use crate::transports::aeron::AERON_TERM_BYTES;
 use crate::wake::{VARIANTS as WAKE_VARIANTS, Variant, WakePlan};
 
 /// Everything a run of the comparison needs from its command line.
@@ -22,6 +21,12 @@ pub struct Plan {
     pub wake_variants: Vec<Variant>,
     /// Whether the 2P1S setups run (>= 3 cores, or `--two-publishers`).
     pub two_publishers: bool,
+    /// Only the headline grid runs (`--headline`).
+    pub headline: bool,
+    /// `--headline --allow-oversubscribed` on too few cores: every record is marked.
+    pub marked_oversubscribed: bool,
+    /// Aeron's term length of the default run's throughput and open loop.
+    pub aeron_term: u64,
     /// Whether Aeron runs at all (its driver starts only then).
     pub aeron: bool,
     pub messages: u64,
@@ -41,11 +46,42 @@ pub struct Plan {
     pub latency_systems: Vec<System>,
 }
 
+/// The fewest cores the headline grid fits on: 2P2S spins two publishers and two
+/// subscribers.
+pub const HEADLINE_CORES: usize = 4;
+/// The headline grid's rings and terms: 1, 4 and 64 MiB.
+pub const HEADLINE_SIZES: [u64; 3] = [1 << 20, 4 << 20, 64 << 20];
+/// The headline grid's shapes: (publishers, subscribers).
+pub const HEADLINE_SHAPES: [(u32, u32); 2] = [(2, 1), (2, 2)];
+
+/// Whether the headline grid's records must be marked oversubscribed on a machine of
+/// `cores` cores: no when it has enough, yes when it has not and `allow` (the user's
+/// `--allow-oversubscribed`) says run anyway, else the error that says so.
+pub fn headline_marked(cores: usize, allow: bool) -> Result<bool, PlanError> {
+    match (cores >= HEADLINE_CORES, allow) {
+        (true, _) => Ok(false),
+        (false, true) => Ok(true),
+        (false, false) => Err(PlanError::TooFewCores { cores }),
+    }
+}
+
 impl Plan {
-    pub fn new(cli: &Cli) -> Plan {
+    /// The plan of `cli` on this machine.
+    pub fn new(cli: &Cli) -> Result<Plan, PlanError> {
+        Plan::for_cores(cli, cores())
+    }
+
+    /// The plan of `cli` on a machine of `cores` cores.
+    pub fn for_cores(cli: &Cli, cores: usize) -> Result<Plan, PlanError> {
+        let marked_oversubscribed = if cli.headline {
+            headline_marked(cores, cli.allow_oversubscribed)?
+        } else {
+            false
+        };
         let pick = |full, quick, smoke| by_mode(cli, full, quick, smoke);
         let short = cli.quick || cli.smoke;
-        let rounds = cli.rounds.unwrap_or(pick(5, 3, 1)) as usize;
+        let default_rounds = if cli.headline { pick(5, 5, 1) } else { pick(5, 3, 1) };
+        let rounds = cli.rounds.unwrap_or(default_rounds) as usize;
         let messages = cli.messages.unwrap_or(pick(10_000_000, 2_000_000, 20_000));
         let pings = cli.pings.unwrap_or(pick(200_000, 100_000, 1_000));
         let salias_ring = cli.salias_ring;
@@ -59,7 +95,8 @@ impl Plan {
         });
         let ol_duration = cli.ol_duration.unwrap_or(by_mode(cli, 1.0, 0.5, 0.05));
         let ol_warmup = cli.ol_warmup.unwrap_or(by_mode(cli, 0.2, 0.1, 0.01));
-        let two_publishers = cores() >= 3 || cli.two_publishers;
+        let two_publishers = cores >= 3 || cli.two_publishers;
+        let aeron_term = cli.aeron_term;
         let wanted = |system: System| {
             let choice = match system {
                 System::Salias => SystemChoice::Salias,
@@ -72,31 +109,41 @@ impl Plan {
         };
 
         let mut setups = Vec::new();
+        if cli.headline {
+            for (publishers, subscribers) in HEADLINE_SHAPES {
+                for size in HEADLINE_SIZES {
+                    for (system, api) in [(System::Salias, Api::Offer), (System::Aeron, Api::TryClaim)] {
+                        let setup = Setup::new(system, api, publishers, messages, size);
+                        setups.push(setup.with_subscribers(subscribers).headline(marked_oversubscribed));
+                    }
+                }
+            }
+        }
         let mut add = |system, api, publishers, param| {
-            if wanted(system) {
+            if wanted(system) && !cli.headline {
                 setups.push(Setup::new(system, api, publishers, messages, param));
             }
         };
         add(System::Salias, Api::Offer, 1, salias_ring);
-        add(System::Aeron, Api::TryClaim, 1, AERON_TERM_BYTES);
+        add(System::Aeron, Api::TryClaim, 1, aeron_term);
         add(System::Iceoryx2, Api::LoanUninit, 1, ice_buffer);
         add(System::Salias, Api::OfferBatch, 1, salias_ring);
         add(System::Iceoryx2, Api::LoanUninitBlock, 1, ice_buffer);
-        add(System::Aeron, Api::Offer, 1, AERON_TERM_BYTES);
+        add(System::Aeron, Api::Offer, 1, aeron_term);
         add(System::SpscFloor, Api::Batch, 1, salias_ring);
-        if !short && salias_ring != AERON_TERM_BYTES {
+        if !short && salias_ring != aeron_term {
             // salias with a ring as large as Aeron's term (Aeron's IPC window is term / 2)
-            add(System::Salias, Api::Offer, 1, AERON_TERM_BYTES);
+            add(System::Salias, Api::Offer, 1, aeron_term);
         }
         if two_publishers {
             add(System::Salias, Api::Offer, 2, salias_ring);
-            add(System::Aeron, Api::TryClaim, 2, AERON_TERM_BYTES);
+            add(System::Aeron, Api::TryClaim, 2, aeron_term);
             add(System::Iceoryx2, Api::LoanUninit, 2, ice_buffer);
             add(System::Salias, Api::OfferBatch, 2, salias_ring);
         }
         let mut openloop_systems = vec![
             (System::Salias, salias_ring),
-            (System::Aeron, AERON_TERM_BYTES),
+            (System::Aeron, aeron_term),
             (System::Iceoryx2, ice_buffer),
         ];
         openloop_systems.retain(|&(s, _)| wanted(s));
@@ -114,8 +161,9 @@ impl Plan {
             messages: pick(500, 200, 40),
             idle_ms: pick(1_000, 500, 100),
         };
-        let part = |p| cli.only.is_none_or(|only| only == p);
-        Plan {
+        // The headline grid is throughput runs only.
+        let part = |p| cli.only.is_none_or(|only| only == p) && (!cli.headline || p == Part::Throughput);
+        Ok(Plan {
             rounds,
             throughput: part(Part::Throughput),
             latency: part(Part::Latency),
@@ -124,6 +172,9 @@ impl Plan {
             wake_plan,
             wake_variants,
             two_publishers,
+            headline: cli.headline,
+            marked_oversubscribed,
+            aeron_term,
             // The wake part has no Aeron row: its driver starts only for the others.
             aeron: wanted(System::Aeron) && [Part::Throughput, Part::Latency, Part::Openloop].into_iter().any(part),
             messages,
@@ -140,7 +191,7 @@ impl Plan {
             setups,
             openloop_systems,
             latency_systems,
-        }
+        })
     }
 }
 
@@ -168,6 +219,8 @@ pub enum PlanError {
     Realtime(RealtimeError),
     /// `--realtime` with levels longer than the kernel lets real-time tasks run.
     Throttled { level_ms: u64, limit_ms: u64 },
+    /// `--headline` on fewer cores than its busy processes, without `--allow-oversubscribed`.
+    TooFewCores { cores: usize },
 }
 
 impl std::fmt::Display for PlanError {
@@ -179,6 +232,12 @@ impl std::fmt::Display for PlanError {
                 "--realtime: an open-loop level takes {level_ms} ms (--ol-duration + --ol-warmup), but the kernel \
                  throttles real-time tasks after {limit_ms} ms (kernel.sched_rt_runtime_us, less 100 ms of margin); \
                  give --ol-duration and --ol-warmup that add up to at most {limit_ms} ms"
+            ),
+            PlanError::TooFewCores { cores } => write!(
+                f,
+                "--headline needs at least {HEADLINE_CORES} cores (2P2S spins two publishers and two subscribers), \
+                 and this machine has {cores}; run it on a larger machine, or add \
+                 --allow-oversubscribed to run it anyway with every record marked oversubscribed"
             ),
         }
     }
@@ -199,11 +258,12 @@ fn by_mode<T>(cli: &Cli, full: T, quick: T, smoke: T) -> T {
 
 #[cfg(test)]
 mod tests {
+    use super::tests_support::cli;
     use super::*;
-    use clap::Parser;
+    use crate::transports::aeron::AERON_TERM_BYTES;
 
     fn plan(args: &[&str]) -> Plan {
-        Plan::new(&Cli::try_parse_from(std::iter::once("salias-comparison").chain(args.iter().copied())).unwrap())
+        Plan::for_cores(&cli(args), 2).unwrap()
     }
 
     #[test]
@@ -265,6 +325,95 @@ mod tests {
 }
 
 #[cfg(test)]
+mod headline_tests {
+    use super::tests_support::cli;
+    use super::*;
+    use support::records::ThroughputBench;
+
+    #[test]
+    fn fewer_than_four_cores_are_refused_with_the_way_out() {
+        for cores in [1, 2, 3] {
+            let error = Plan::for_cores(&cli(&["--headline"]), cores)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(error.contains("at least 4 cores"), "{error}");
+            assert!(error.contains(&format!("has {cores}")), "{error}");
+            assert!(error.contains("--allow-oversubscribed"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_override_marks_every_record_oversubscribed() {
+        let plan = Plan::for_cores(&cli(&["--headline", "--allow-oversubscribed"]), 2).unwrap();
+        assert!(plan.marked_oversubscribed && plan.headline);
+        assert!(
+            plan.setups
+                .iter()
+                .all(|s| s.marked_oversubscribed && s.bench == ThroughputBench::Headline)
+        );
+        let roomy = Plan::for_cores(&cli(&["--headline", "--allow-oversubscribed"]), 8).unwrap();
+        assert!(
+            roomy.setups.iter().all(|s| !s.marked_oversubscribed),
+            "enough cores: nothing to mark"
+        );
+        assert_eq!(headline_marked(4, false).ok(), Some(false));
+    }
+
+    #[test]
+    fn the_grid_pairs_salias_offer_with_aeron_try_claim_at_every_shape_and_size() {
+        let plan = Plan::for_cores(&cli(&["--headline"]), 4).unwrap();
+        assert_eq!(plan.rounds, 5);
+        assert!(plan.throughput && !plan.latency && !plan.openloop && !plan.wake && plan.aeron);
+        let grid: Vec<_> = plan
+            .setups
+            .iter()
+            .map(|s| (s.system, s.api, s.publishers, s.subscribers, s.param))
+            .collect();
+        let mut expected = Vec::new();
+        for (p, s) in HEADLINE_SHAPES {
+            for size in HEADLINE_SIZES {
+                expected.push((System::Salias, Api::Offer, p, s, size));
+                expected.push((System::Aeron, Api::TryClaim, p, s, size));
+            }
+        }
+        assert_eq!(grid, expected);
+        assert!(grid.iter().any(|g| g.3 == 2) && grid.iter().all(|g| g.2 == 2));
+        let smoke = Plan::for_cores(&cli(&["--headline", "--smoke"]), 4).unwrap();
+        assert_eq!((smoke.rounds, smoke.messages), (1, 20_000));
+        assert_eq!(Plan::for_cores(&cli(&["--headline", "--quick"]), 4).unwrap().rounds, 5);
+    }
+
+    #[test]
+    fn the_default_run_keeps_its_setups_and_takes_a_term_length() {
+        let default = Plan::for_cores(&cli(&[]), 2).unwrap();
+        assert!(!default.headline && default.setups.iter().all(|s| s.subscribers == 1));
+        assert!(default.setups.iter().all(|s| s.bench == ThroughputBench::Throughput));
+        let aeron: Vec<_> = default.setups.iter().filter(|s| s.system == System::Aeron).collect();
+        assert!(!aeron.is_empty() && aeron.iter().all(|s| s.param == 64 << 20));
+        let short = Plan::for_cores(&cli(&["--aeron-term", "1048576"]), 2).unwrap();
+        assert!(
+            short
+                .setups
+                .iter()
+                .filter(|s| s.system == System::Aeron)
+                .all(|s| s.param == 1 << 20)
+        );
+        assert!(short.openloop_systems.contains(&(System::Aeron, 1 << 20)));
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use super::*;
+    use clap::Parser;
+
+    pub fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("salias-comparison").chain(args.iter().copied())).unwrap()
+    }
+}
+
+#[cfg(test)]
 mod realtime_tests {
     use super::*;
     use clap::Parser;
@@ -276,14 +425,14 @@ mod realtime_tests {
         };
         let mut cli = Cli::try_parse_from(["salias-comparison", "--realtime", "1", "--only", "openloop"]).unwrap();
         cli.ol_duration = Some(limit_ms as f64 / 1e3 + 0.5);
-        let error = Plan::new(&cli).check_realtime().unwrap_err().to_string();
+        let error = Plan::new(&cli).unwrap().check_realtime().unwrap_err().to_string();
         assert!(
             error.contains("throttles real-time tasks") || error.contains("CAP_SYS_NICE"),
             "{error}"
         );
         let without = Cli::try_parse_from(["salias-comparison", "--only", "openloop"]).unwrap();
         assert!(
-            Plan::new(&without).check_realtime().is_ok(),
+            Plan::new(&without).unwrap().check_realtime().is_ok(),
             "nothing to check without --realtime"
         );
     }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use iceoryx2::prelude::{Node, ipc};
-use salias::{Channel, Config, Fifo, Mpsc};
+use salias::{Channel, Config, Fanout, Fifo, Mpsc};
 use support::records::System;
 use support::shm::ShmFile;
 
@@ -41,10 +41,12 @@ pub fn unique_name(tag: &str, round: usize) -> String {
 }
 
 type SaliasChannel = Channel<Msg64, Fifo, Mpsc>;
+type SaliasFanout = Channel<Msg64, Fifo, Fanout>;
 
 /// Held, never read: dropping it removes the run's shared objects.
 pub enum Resources {
     Salias(#[allow(dead_code)] Vec<SaliasChannel>),
+    SaliasFanout(#[allow(dead_code)] SaliasFanout),
     Ice(
         #[allow(dead_code)] Vec<ice::Factory>,
         #[allow(dead_code)] Node<ipc::Service>,
@@ -66,8 +68,12 @@ impl Resources {
                 let config = Config::new(name)
                     .capacity(setup.param as usize)
                     .publishers(setup.publishers)
-                    .subscribers(1);
-                Resources::Salias(vec![SaliasChannel::create(&config).map_err(RunError::salias(name))?])
+                    .subscribers(setup.subscribers);
+                if setup.subscribers > 1 {
+                    Resources::SaliasFanout(SaliasFanout::create(&config).map_err(RunError::salias(name))?)
+                } else {
+                    Resources::Salias(vec![SaliasChannel::create(&config).map_err(RunError::salias(name))?])
+                }
             }
             System::Iceoryx2 => {
                 ice::quiet();

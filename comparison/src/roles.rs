@@ -38,6 +38,9 @@ pub struct Params {
     /// Messages per call.
     pub batch: usize,
     pub publishers: u32,
+    /// Subscribers of the run, each receiving every message (salias connects to a fanout
+    /// channel when there are more than one).
+    pub subscribers: u32,
     /// Messages per publisher (throughput, open loop) or recorded round trips (ping-pong).
     pub messages: u64,
     /// The buffer, as `Setup::param`; a wake-up sender's idle interval in ms.

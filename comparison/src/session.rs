@@ -37,7 +37,7 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
     // Counted before anything is pinned (a pinned process sees only its own core).
     cores();
     catch_interrupt();
-    let plan = Plan::new(cli);
+    let plan = Plan::new(cli).map_err(RunError::Plan)?;
     plan.check_realtime().map_err(RunError::Plan)?;
 
     // Leave /dev/shm and /tmp as found: iceoryx2 keeps a global management object in
@@ -66,7 +66,13 @@ pub fn run(cli: &Cli, command: &str) -> Result<(), RunError> {
     if let Some(versions) = &header.versions {
         println!("versions: {versions}");
     }
-    if !plan.two_publishers {
+    if plan.marked_oversubscribed {
+        println!(
+            "(--allow-oversubscribed: {} cores for up to 4 busy processes; every record is marked oversubscribed)",
+            cores()
+        );
+    }
+    if !plan.two_publishers && !plan.headline {
         println!("(2P1S skipped: {} cores; pass --two-publishers to force)", cores());
     }
 

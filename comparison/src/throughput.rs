@@ -6,8 +6,9 @@ use std::time::Duration;
 use support::barrier::Barrier;
 use support::clock::now_ns;
 use support::cores::{Placement, Side};
-use support::records::System;
+use support::records::{System, ThroughputBench};
 use support::role::Children;
+use support::throughput::{Finished, Tally};
 
 use crate::error::RunError;
 use crate::resources::{Ctx, Resources, unique_name};
@@ -26,7 +27,7 @@ pub const BATCH: usize = 16;
 /// `Batch` the SPSC floor publishing its tail every [`BATCH`] messages.
 pub use support::records::Api;
 
-/// One throughput setup: a system, its API, publishers, messages and buffer.
+/// One throughput setup: a system, its API, publishers, subscribers, messages and buffer.
 #[derive(Clone, Debug)]
 pub struct Setup {
     pub system: System,
@@ -34,10 +35,18 @@ pub struct Setup {
     /// Messages per call (1 for the single-message APIs).
     pub batch: usize,
     pub publishers: u32,
+    /// Subscribers, each receiving every message (salias: FifoFanout when more than one;
+    /// Aeron: one subscription each on the same stream).
+    pub subscribers: u32,
     pub messages: u64,
     /// salias / spsc-floor: ring bytes per publisher; iceoryx2: subscriber buffer (samples);
-    /// aeron: term length bytes (informational; the URI carries it).
+    /// aeron: term length bytes (the publication URI's `term-length`).
     pub param: u64,
+    /// Which benchmark the records name.
+    pub bench: ThroughputBench,
+    /// Marked oversubscribed whatever the count of busy processes (`--headline
+    /// --allow-oversubscribed` on a machine with too few cores).
+    pub marked_oversubscribed: bool,
 }
 
 impl Setup {
@@ -53,9 +62,41 @@ impl Setup {
             api,
             batch,
             publishers,
+            subscribers: 1,
             messages,
             param,
+            bench: ThroughputBench::Throughput,
+            marked_oversubscribed: false,
         }
+    }
+
+    /// This setup with `subscribers` subscribers.
+    pub fn with_subscribers(self, subscribers: u32) -> Setup {
+        Setup { subscribers, ..self }
+    }
+
+    /// This setup as a run of the headline grid, every record marked oversubscribed if
+    /// `marked`.
+    pub fn headline(self, marked: bool) -> Setup {
+        Setup {
+            bench: ThroughputBench::Headline,
+            marked_oversubscribed: marked,
+            ..self
+        }
+    }
+
+    /// The salias kind of this setup: every subscriber sees every message, so more than
+    /// one needs a fanout channel.
+    pub fn salias_kind(&self) -> &'static str {
+        if self.subscribers > 1 { "FifoFanout" } else { "FifoMpsc" }
+    }
+
+    /// Processes that spin while the run lasts: every publisher and subscriber. Aeron's
+    /// media driver is not one: its thread parks between duty cycles (backoff idle), and
+    /// took about 6 % of a core during a 1P1S `try_claim` flood (measured on 2 cores from
+    /// /proc/<pid>/task/*/stat, 2026-12).
+    pub fn busy_processes(&self) -> u32 {
+        self.publishers + self.subscribers
     }
 
     /// The API with its batch, as the summary names it: `offer_batch16`.
@@ -69,10 +110,14 @@ impl Setup {
 
     /// A caption for people: `salias FifoMpsc 1P1S ring 1 MiB offer`.
     pub fn label(&self) -> String {
-        let shape = format!("{}P1S", self.publishers);
+        let shape = format!("{}P{}S", self.publishers, self.subscribers);
         let variant = self.variant();
         match self.system {
-            System::Salias => format!("salias FifoMpsc {shape} ring {} MiB {variant}", self.param >> 20),
+            System::Salias => format!(
+                "salias {} {shape} ring {} MiB {variant}",
+                self.salias_kind(),
+                self.param >> 20
+            ),
             System::Aeron => format!("aeron ipc {shape} term {} MiB {variant}", self.param >> 20),
             System::Iceoryx2 => format!("iceoryx2 {shape} buffer {} {variant}", self.param),
             System::SpscFloor | System::Floor | System::MessageFloor => {
@@ -89,6 +134,7 @@ impl Setup {
             api: Some(self.api),
             batch: self.batch,
             publishers: self.publishers,
+            subscribers: self.subscribers,
             messages: self.messages,
             param: self.param,
             index: index as u64,
@@ -181,7 +227,8 @@ pub fn watchdog(messages: u64) -> Duration {
     Duration::from_secs(60) + Duration::from_micros(messages)
 }
 
-/// One run of `setup`: the subscriber on the last core, the publishers from the first.
+/// One run of `setup`: the subscribers from the last core down, the publishers from the
+/// first up.
 pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Result<Run, RunError> {
     let name = unique_name(system_name(setup.system), round);
     let stream = ctx.stream();
@@ -189,49 +236,45 @@ pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Result<Run,
     let barrier = Barrier::create(&name).map_err(RunError::shm(&name))?;
     let mut children = Children::new();
     let mut placement = Placement::new();
-    let core = placement.place(Side::Subscriber, 0);
-    roles::spawn(
-        &mut children,
-        setup.system,
-        "subscriber",
-        &setup.params(&name, core, 0, ctx, stream),
-    )?;
-    for p in 0..setup.publishers as usize {
-        let core = placement.place(Side::Publisher, p);
-        roles::spawn(
-            &mut children,
-            setup.system,
-            "publisher",
-            &setup.params(&name, core, p, ctx, stream),
-        )?;
+    let sides = [
+        (Side::Subscriber, "subscriber", setup.subscribers),
+        (Side::Publisher, "publisher", setup.publishers),
+    ];
+    for (side, role, count) in sides {
+        for index in 0..count as usize {
+            let core = placement.place(side, index);
+            let params = setup.params(&name, core, index, ctx, stream);
+            roles::spawn(&mut children, setup.system, role, &params)?;
+        }
     }
-    let total = setup.messages * setup.publishers as u64;
+    let total = setup.messages * setup.publishers as u64 * setup.subscribers as u64;
     let reports = roles::collect(&name, &barrier, children, watchdog(total))?;
-    let (mut publish_ns, mut deliver_ns, mut attempts, mut refused) = (0u64, 0u64, 0u64, 0u64);
+    let mut tally = Tally::default();
     for report in reports {
         match report {
             Report::Publisher {
                 elapsed_ns,
-                attempts: a,
-                refused: r,
-            } => {
-                publish_ns = publish_ns.max(elapsed_ns);
-                attempts += a;
-                refused += r;
-            }
-            Report::Subscriber { elapsed_ns, .. } => deliver_ns = deliver_ns.max(elapsed_ns),
+                attempts,
+                refused,
+            } => tally.add(&Finished::Publisher {
+                elapsed_ns,
+                attempts,
+                refused,
+            }),
+            Report::Subscriber { elapsed_ns, received } => tally.add(&Finished::Subscriber { elapsed_ns, received }),
             _ => {}
         }
     }
-    if publish_ns == 0 || deliver_ns == 0 {
-        let what = "a publisher's and a subscriber's time";
-        return Err(RunError::Missing { run: name, what });
-    }
-    let published = total as f64;
+    let rates = tally
+        .rates(setup.messages, setup.publishers, setup.subscribers)
+        .map_err(|_| RunError::Missing {
+            run: name.clone(),
+            what: "every publisher's and subscriber's report",
+        })?;
     Ok(Run {
-        published_per_s: published / (publish_ns as f64 / 1e9),
-        delivered_per_s: published / (deliver_ns as f64 / 1e9),
-        refused: refused as f64 / attempts.max(1) as f64,
+        published_per_s: rates.published_per_s,
+        delivered_per_s: rates.delivered_per_s,
+        refused: rates.refused_fraction,
         placement: placement.to_string(),
     })
 }

@@ -85,6 +85,7 @@ BENCHES = {
     "throughput": THROUGHPUT,
     "size": THROUGHPUT,
     "stress": THROUGHPUT,
+    "headline": THROUGHPUT,
     "lossy": LOSSY,
     "pingpong": PINGPONG,
     "openloop": OPENLOOP,

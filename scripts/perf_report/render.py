@@ -9,6 +9,7 @@ from . import compute, goals, render_latency, render_throughput, render_wake
 from .compute import TOLERANCE, cmp_name
 from .load import wake_harness
 from .page import Page, fmt_ratio, md_table
+from .render_headline import section as headline_section
 
 
 def step_note(h):
@@ -229,6 +230,7 @@ def report(manifest, sources, out, plots_dir, notes):
     header_section(page, manifest, sources, compute.headlines(data, picks))
     goals_section(page, goals.goals(data, picks))
     provenance_section(page, manifest, sources, data.cmp_cfg)
+    headline_section(page, sources)
     render_throughput.by_system(page, data)
     render_throughput.by_kind(page, data)
     render_throughput.by_size(page, data)

@@ -98,6 +98,9 @@ pub enum ThroughputBench {
     Size,
     /// More publishers than cores into small rings.
     Stress,
+    /// The C++ original's headline grid (`comparison --headline`): 2P1S and 2P2S × 1, 4
+    /// and 64 MiB, salias FIFO `offer` against Aeron `try_claim`.
+    Headline,
 }
 
 /// How the publishers sent.
@@ -153,7 +156,8 @@ pub struct Throughput {
     pub publishers: u32,
     /// Subscriber processes.
     pub subscribers: u32,
-    /// salias ring, SPSC floor ring or Aeron term length, in bytes.
+    /// salias ring (per publisher), SPSC floor ring or Aeron term length (the publication
+    /// URI's `term-length`; each publisher's log holds three terms), in bytes.
     pub ring_bytes: Option<u64>,
     /// iceoryx2's subscriber buffer, in messages.
     pub buffer_messages: Option<u64>,
@@ -435,8 +439,13 @@ mod tests {
             ["offer", "try_claim", "loan_uninit", "batch"]
         );
         assert_eq!(
-            [ThroughputBench::Throughput, ThroughputBench::Size].map(|b| serde_json::to_value(b).unwrap()),
-            ["throughput", "size"]
+            [
+                ThroughputBench::Throughput,
+                ThroughputBench::Size,
+                ThroughputBench::Headline
+            ]
+            .map(|b| serde_json::to_value(b).unwrap()),
+            ["throughput", "size", "headline"]
         );
     }
 

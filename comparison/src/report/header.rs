@@ -9,7 +9,7 @@ use support::records::Header;
 use crate::pingpong::PING_WARMUP;
 use crate::plan::Plan;
 use crate::throughput::{BATCH, POLL_LIMIT};
-use crate::transports::aeron::AERON_URI;
+use crate::transports::aeron::{AERON_TERM_BYTES, publication_uri};
 
 /// The header of this invocation; `aeron_c` is the C library's version when Aeron runs.
 pub fn header(plan: &Plan, command: &str, aeron_c: Option<&str>) -> Header {
@@ -39,7 +39,17 @@ fn config(plan: &Plan) -> Value {
         "poll_limit": POLL_LIMIT,
         "batch": BATCH,
         "salias_ring_bytes": ring,
-        "aeron_uri": AERON_URI,
+        "aeron_uri": publication_uri(plan.aeron_term),
+        "aeron_term": format!(
+            "throughput and open loop: the setup's term (records' ring_bytes; {} B unless --headline or \
+             --aeron-term); ping-pong: {AERON_TERM_BYTES} B",
+            plan.aeron_term
+        ),
+        "headline": plan.headline.then(|| format!(
+            "2P1S and 2P2S x 1, 4, 64 MiB: salias FIFO offer (ring = size; FifoMpsc / FifoFanout) vs Aeron \
+             try_claim (term = size), alternating; every record marked oversubscribed: {}",
+            plan.marked_oversubscribed
+        )),
         "aeron_driver": "embedded C driver in the parent process, threading SHARED, backoff idle, unpinned; \
             non-sparse log files, clients pre-touch mapped memory, publication linger 200 ms",
         "iceoryx2_throughput": format!(

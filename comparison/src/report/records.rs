@@ -2,7 +2,7 @@
 //! every fact of a run in a field of its own, the label only a caption.
 
 use support::hist::Quantiles;
-use support::records::{OpenLoop, PingPong, System, Throughput, ThroughputBench, oversubscribed};
+use support::records::{OpenLoop, PingPong, System, Throughput, oversubscribed};
 
 use crate::message::MESSAGE_BYTES;
 use crate::openloop;
@@ -11,22 +11,22 @@ use crate::throughput::{Run, Setup};
 /// The throughput record of `setup`'s `run` in `round`.
 pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
     let (kind, ring_bytes, buffer_messages) = match setup.system {
-        System::Salias => (Some("FifoMpsc"), Some(setup.param), None),
+        System::Salias => (Some(setup.salias_kind()), Some(setup.param), None),
         System::Aeron => (Some("ipc"), Some(setup.param), None),
         System::Iceoryx2 => (Some("ipc::Service"), None, Some(setup.param)),
         System::SpscFloor | System::Floor | System::MessageFloor => (None, Some(setup.param), None),
     };
-    // Every publisher and the subscriber poll in a loop; iceoryx2's blocking send, whose
-    // own wait yields and then sleeps, is counted as busy too.
-    let busy_processes = setup.publishers + 1;
+    // Every publisher and subscriber polls in a loop (`Setup::busy_processes`); iceoryx2's
+    // blocking send, whose own wait yields and then sleeps, is counted as busy too.
+    let busy_processes = setup.busy_processes();
     Throughput {
-        bench: ThroughputBench::Throughput,
+        bench: setup.bench,
         system: setup.system,
         round,
         label: setup.label(),
         kind: kind.map(str::to_owned),
         publishers: setup.publishers,
-        subscribers: 1,
+        subscribers: setup.subscribers,
         ring_bytes,
         buffer_messages,
         api: setup.api,
@@ -39,7 +39,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         refused_fraction: run.refused,
         placement: run.placement.clone(),
         busy_processes,
-        oversubscribed: oversubscribed(busy_processes),
+        oversubscribed: setup.marked_oversubscribed || oversubscribed(busy_processes),
     }
 }
 
@@ -130,6 +130,30 @@ mod tests {
         assert_eq!(line["ring_bytes"], Value::Null);
         let retrying = Setup::new(System::Iceoryx2, Api::LoanUninit, 1, 1000, 16384);
         assert_eq!(test_line(&retrying, 0, &run())["api"], "loan_uninit");
+    }
+
+    #[test]
+    fn a_fanout_headline_run_counts_every_busy_process() {
+        let salias = Setup::new(System::Salias, Api::Offer, 2, 1000, 4 << 20)
+            .with_subscribers(2)
+            .headline(false);
+        let line = test_line(&salias, 1, &run());
+        assert_eq!(line["bench"], "headline");
+        assert_eq!(line["kind"], "FifoFanout");
+        assert_eq!(
+            (line["publishers"].clone(), line["subscribers"].clone()),
+            (2.into(), 2.into())
+        );
+        assert_eq!(line["busy_processes"], 4);
+        assert_eq!(line["oversubscribed"], oversubscribed(4));
+        let aeron = Setup::new(System::Aeron, Api::TryClaim, 2, 1000, 4 << 20)
+            .with_subscribers(2)
+            .headline(true);
+        let line = test_line(&aeron, 1, &run());
+        assert_eq!(line["busy_processes"], 4, "the driver parks between duty cycles");
+        assert_eq!(line["ring_bytes"], 4 << 20, "the term length");
+        assert_eq!(line["oversubscribed"], true, "marked, whatever the cores");
+        assert!(line["label"].as_str().unwrap().contains("2P2S"));
     }
 
     #[test]

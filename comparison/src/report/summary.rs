@@ -125,25 +125,57 @@ fn throughput(plan: &Plan, results: &[Vec<Run>]) {
         ((System::Salias, Api::Offer, 2), (System::Aeron, Api::TryClaim, 2)),
         ((System::Salias, Api::Offer, 2), (System::Iceoryx2, Api::LoanUninit, 2)),
     ];
+    let found: Vec<(usize, usize)> = if plan.headline {
+        headline_pairs(plan)
+    } else {
+        pairs
+            .iter()
+            .filter_map(|(a, b)| Some((find(a.0, a.1, a.2)?, find(b.0, b.1, b.2)?)))
+            .collect()
+    };
     println!("\nratios of delivered rates, median [min,max] of per-round ratios:");
     let delivered = |runs: &[Run]| runs.iter().map(|r| r.delivered_per_s).collect::<Vec<_>>();
     let name = |i: usize| {
         let s = &plan.setups[i];
-        format!("{} {}P1S {}", system_name(s.system), s.publishers, s.variant())
-    };
-    for (a, b) in pairs {
-        if let (Some(i), Some(j)) = (find(a.0, a.1, a.2), find(b.0, b.1, b.2)) {
-            let r = spread(&ratios(&delivered(&results[i]), &delivered(&results[j])), |x| *x);
-            println!(
-                "  {:<32} / {:<32} {:>6.2}× [{:.2}, {:.2}]",
-                name(i),
-                name(j),
-                r.median,
-                r.min,
-                r.max
-            );
+        let shape = format!("{}P{}S", s.publishers, s.subscribers);
+        if plan.headline {
+            format!(
+                "{} {shape} {} MiB {}",
+                system_name(s.system),
+                s.param >> 20,
+                s.variant()
+            )
+        } else {
+            format!("{} {shape} {}", system_name(s.system), s.variant())
         }
+    };
+    for (i, j) in found {
+        let r = spread(&ratios(&delivered(&results[i]), &delivered(&results[j])), |x| *x);
+        println!(
+            "  {:<32} / {:<32} {:>6.2}× [{:.2}, {:.2}]",
+            name(i),
+            name(j),
+            r.median,
+            r.min,
+            r.max
+        );
     }
+}
+
+/// The headline grid's pairs: each salias setup with the Aeron one of its shape and size.
+fn headline_pairs(plan: &Plan) -> Vec<(usize, usize)> {
+    let setups = &plan.setups;
+    let same = |a: usize, b: usize| {
+        let (a, b) = (&setups[a], &setups[b]);
+        (a.publishers, a.subscribers, a.param) == (b.publishers, b.subscribers, b.param)
+    };
+    (0..setups.len())
+        .filter(|&i| setups[i].system == System::Salias)
+        .filter_map(|i| {
+            let j = (0..setups.len()).find(|&j| setups[j].system == System::Aeron && same(i, j))?;
+            Some((i, j))
+        })
+        .collect()
 }
 
 /// p50 … max of a round trip, halved: the one-way figure, in ns.

@@ -12,12 +12,47 @@ use crate::pingpong::{ping_loop, pong_loop};
 use crate::roles::Params;
 use crate::throughput::{Api, POLL_LIMIT, drain, flood};
 
-/// Aeron's IPC term length, in bytes: the URI below and the driver state it.
+/// Aeron's IPC term length of the default run, in bytes (also the C driver's default for
+/// IPC, `AERON_IPC_TERM_BUFFER_LENGTH_DEFAULT` = 64 MiB). Each setup may name its own.
 pub const AERON_TERM_BYTES: u64 = 64 << 20;
+/// The shortest and longest term Aeron accepts (`AERON_LOGBUFFER_TERM_{MIN,MAX}_LENGTH`).
+pub const TERM_MIN_BYTES: u64 = 64 << 10;
+pub const TERM_MAX_BYTES: u64 = 1 << 30;
 
-/// Aeron's IPC term length, set explicitly on the publication URI (it is also the C driver's
-/// default for IPC, `AERON_IPC_TERM_BUFFER_LENGTH_DEFAULT` = 64 MiB).
-pub const AERON_URI: &str = "aeron:ipc?term-length=64m";
+/// A term length Aeron would refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermLengthError {
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for TermLengthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} B is not an Aeron term length: Aeron takes a power of two from {TERM_MIN_BYTES} (64 KiB) to \
+             {TERM_MAX_BYTES} (1 GiB); give one such as 1048576 (1 MiB)",
+            self.bytes
+        )
+    }
+}
+
+impl std::error::Error for TermLengthError {}
+
+/// `bytes` if Aeron takes it as a term length; checked here so that a bad size fails with
+/// its reason before the driver refuses the publication in a child process.
+pub fn term_length(bytes: u64) -> Result<u64, TermLengthError> {
+    if bytes.is_power_of_two() && (TERM_MIN_BYTES..=TERM_MAX_BYTES).contains(&bytes) {
+        Ok(bytes)
+    } else {
+        Err(TermLengthError { bytes })
+    }
+}
+
+/// The publication URI of a run whose term is `term_bytes` long (the setup's size).
+pub fn publication_uri(term_bytes: u64) -> String {
+    format!("aeron:ipc?term-length={term_bytes}")
+}
+
 pub const AERON_SUB_URI: &str = "aeron:ipc";
 
 pub struct Client {
@@ -38,8 +73,10 @@ pub fn connect(dir: &str) -> Client {
     Client { aeron, _ctx: ctx }
 }
 
-pub fn exclusive_publication(client: &Client, stream: i32) -> AeronExclusivePublication {
-    let uri = CString::new(AERON_URI).unwrap();
+/// An exclusive IPC publication on `stream` with terms of `term_bytes` (already checked by
+/// [`term_length`]).
+pub fn exclusive_publication(client: &Client, stream: i32, term_bytes: u64) -> AeronExclusivePublication {
+    let uri = CString::new(publication_uri(term_bytes)).unwrap();
     client
         .aeron
         .async_add_exclusive_publication(&uri, stream)
@@ -118,7 +155,7 @@ fn publish_until_accepted(publication: &AeronExclusivePublication, claim: &Aeron
 
 pub fn publisher(a: &Params, barrier: &Barrier) {
     let client = connect(&a.aeron_dir);
-    let publication = exclusive_publication(&client, a.stream);
+    let publication = exclusive_publication(&client, a.stream, a.param);
     wait_connected(&publication);
     let claim = AeronBufferClaim::default();
     let use_claim = a.api == Some(Api::TryClaim);
@@ -149,7 +186,7 @@ pub fn subscriber(a: &Params, barrier: &Barrier) {
 pub fn pinger(a: &Params, barrier: &Barrier) {
     let client = connect(&a.aeron_dir);
     let subscription = subscription(&client, a.stream + 1);
-    let publication = exclusive_publication(&client, a.stream);
+    let publication = exclusive_publication(&client, a.stream, AERON_TERM_BYTES);
     wait_connected(&publication);
     wait_images(&subscription, 1);
     let claim = AeronBufferClaim::default();
@@ -168,7 +205,7 @@ pub fn pinger(a: &Params, barrier: &Barrier) {
 pub fn ponger(a: &Params, barrier: &Barrier) {
     let client = connect(&a.aeron_dir);
     let subscription = subscription(&client, a.stream);
-    let publication = exclusive_publication(&client, a.stream + 1);
+    let publication = exclusive_publication(&client, a.stream + 1, AERON_TERM_BYTES);
     wait_connected(&publication);
     wait_images(&subscription, 1);
     let claim = AeronBufferClaim::default();
@@ -187,7 +224,7 @@ pub fn ponger(a: &Params, barrier: &Barrier) {
 
 pub fn ol_publisher(a: &Params, barrier: &Barrier) {
     let client = connect(&a.aeron_dir);
-    let publication = exclusive_publication(&client, a.stream);
+    let publication = exclusive_publication(&client, a.stream, a.param);
     wait_connected(&publication);
     let claim = AeronBufferClaim::default();
     openloop_publish(a, barrier, |m| {
@@ -224,7 +261,8 @@ pub fn start_aeron_driver() -> rusteron_media_driver::testing::EmbeddedDriver {
         // a fully allocated (not sparse) log file; clients map it with MAP_POPULATE
         ctx.set_term_buffer_sparse_file(false)?;
         // Every run drains its publications before closing them, so a short linger only
-        // frees each run's 192 MiB log from /dev/shm sooner (default 5 s).
+        // frees each run's logs (three terms each, up to 192 MiB) from /dev/shm sooner
+        // (default 5 s).
         ctx.set_publication_linger_timeout_ns(200_000_000)?;
         Ok(())
     })

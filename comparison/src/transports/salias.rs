@@ -1,7 +1,8 @@
-//! salias: `Channel<Msg64, Fifo, Mpsc>`, `offer` and `offer_batch`; ping-pong with
-//! `send`/`recv` and busy-spinning subscribers; the open-loop roles.
+//! salias: `Channel<Msg64, Fifo, Mpsc>` (and `Fanout` for several subscribers), `offer`
+//! and `offer_batch`; ping-pong with `send`/`recv` and busy-spinning subscribers; the
+//! open-loop roles.
 
-use salias::{BusySpin, Channel, Fifo, Mpsc, PublishError};
+use salias::{BusySpin, Channel, Fanout, Fifo, Mpsc, PublishError, Topology};
 use support::barrier::Barrier;
 
 use crate::message::Msg64;
@@ -13,7 +14,11 @@ use crate::throughput::{POLL_LIMIT, drain, flood};
 type FifoMpsc = Channel<Msg64, Fifo, Mpsc>;
 
 fn connect(name: &str) -> FifoMpsc {
-    FifoMpsc::connect(name).unwrap_or_else(|e| panic!("connect to salias channel {name}: {e}"))
+    connect_as(name)
+}
+
+fn connect_as<K: Topology>(name: &str) -> Channel<Msg64, Fifo, K> {
+    Channel::connect(name).unwrap_or_else(|e| panic!("connect to salias channel {name}: {e}"))
 }
 
 /// Whether an offer went in; back pressure is a refusal, any other error a failure.
@@ -26,8 +31,27 @@ fn accepted<T>(offered: Result<T, PublishError>) -> Option<T> {
     }
 }
 
+/// A throughput publisher, of the fanout channel the parent created for more than one
+/// subscriber.
 pub fn publisher(a: &Params, barrier: &Barrier) {
-    let channel = connect(&a.name);
+    if a.subscribers > 1 {
+        publish::<Fanout>(a, barrier);
+    } else {
+        publish::<Mpsc>(a, barrier);
+    }
+}
+
+/// A throughput subscriber: every one of a fanout channel's sees every message.
+pub fn subscriber(a: &Params, barrier: &Barrier) {
+    if a.subscribers > 1 {
+        subscribe::<Fanout>(a, barrier);
+    } else {
+        subscribe::<Mpsc>(a, barrier);
+    }
+}
+
+fn publish<K: Topology>(a: &Params, barrier: &Barrier) {
+    let channel = connect_as::<K>(&a.name);
     let mut publisher = channel.publisher().expect("a publisher slot");
     let mut batch = vec![Msg64::new(a.index, 0); a.batch];
     let published = if a.batch > 1 {
@@ -46,9 +70,9 @@ pub fn publisher(a: &Params, barrier: &Barrier) {
     published.report(barrier);
 }
 
-pub fn subscriber(a: &Params, barrier: &Barrier) {
-    let channel = connect(&a.name);
-    let mut subscriber = channel.subscriber().expect("the subscriber slot");
+fn subscribe<K: Topology>(a: &Params, barrier: &Barrier) {
+    let channel = connect_as::<K>(&a.name);
+    let mut subscriber = channel.subscriber().expect("a subscriber slot");
     drain(a, barrier, |verifier| {
         subscriber
             .poll(POLL_LIMIT, |_, m| verifier.check(m))
