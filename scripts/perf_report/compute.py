@@ -15,7 +15,10 @@ CmpKey = namedtuple("CmpKey", "system publishers ring_bytes buffer_messages api 
 IpcKey = namedtuple("IpcKey", "kind publishers subscribers ring_bytes api batch")
 SizeKey = namedtuple("SizeKey", "message_bytes batch")
 StressKey = namedtuple("StressKey", "kind publishers batch")
-OpenLoopKey = namedtuple("OpenLoopKey", "system offered_per_s")
+OpenLoopKey = namedtuple("OpenLoopKey", "system offered_per_s mode")
+
+# The open-loop mode of records without a `realtime` policy.
+NORMAL = "normal scheduling"
 
 
 def topology(key):
@@ -63,12 +66,13 @@ class Runs:
         return mmm(self.values(key, f))
 
     def ratio(self, a, b, f):
-        """Per-round ratios f(a) / f(b) for rounds where both ran (same file, same round)."""
+        """Per-round ratios f(a) / f(b) for rounds where both ran (same file, same round) and
+        f has a figure for both (it is None where a record lacks it)."""
         rb = {(p, r): rec for p, r, rec in self.get(b)}
         ratios = []
         for p, r, rec in self.get(a):
             other = rb.get((p, r))
-            if other is not None and f(other):
+            if other is not None and f(rec) is not None and f(other):
                 ratios.append(f(rec) / f(other))
         return mmm(ratios)
 
@@ -81,8 +85,33 @@ def p50(r):
     return r["one_way_ns"]["p50"]
 
 
+def batched_p50(r):
+    """One-way p50 of samples of consecutive round trips (precise far below the clock's
+    step), or None where the harness timed trips apart."""
+    b = r.get("batched")
+    return b["p50_ns"] if b else None
+
+
+def trips_per_sample(runs):
+    """The round trips per batched sample of these ping-pong runs, or None."""
+    found = {rec["batched"]["trips_per_sample"] for key in runs.order for _, _, rec in runs.get(key) if rec.get("batched")}
+    return max(found) if found else None
+
+
 def total(pct):
     return lambda r: r["total_ns"][pct]
+
+
+def ol_mode(record):
+    """The scheduling an open-loop run had: `SCHED_FIFO 50`, or NORMAL."""
+    rt = record.get("realtime")
+    return f"{rt['policy']} {rt['priority']}" if rt else NORMAL
+
+
+def clock_step(header):
+    """The measured step of a file's latency clock in ns, or None where it is not recorded."""
+    clock = header.get("latency_clock")
+    return clock.get("smallest_step_ns") if isinstance(clock, dict) else None
 
 
 class Data:
@@ -99,7 +128,7 @@ class Data:
                 elif r["bench"] == "pingpong":
                     self.cmp_pp.add(r["system"], s, r)
                 elif r["bench"] == "openloop":
-                    self.cmp_ol.add(OpenLoopKey(r["system"], float(r["offered_per_s"])), s, r)
+                    self.cmp_ol.add(OpenLoopKey(r["system"], float(r["offered_per_s"]), ol_mode(r)), s, r)
         for s in sources["ipc"]:
             for r in s.records:
                 if r["bench"] == "throughput":
@@ -111,6 +140,7 @@ class Data:
                     self.ipc_sz.add(SizeKey(r["message_bytes"], r["batch"]), s, r)
                 elif r["bench"] == "stress":
                     self.ipc_st.add(StressKey(r["kind"], r["publishers"], r["batch"]), s, r)
+        self.steps = {s.path: clock_step(s.header) for k in ("comparison", "ipc") for s in sources[k]}
         cmp_cfg = sources["comparison"][0].header.get("config", {}) if sources["comparison"] else {}
         self.cmp_cfg = cmp_cfg
         self.default_ring = cmp_cfg.get("salias_ring_bytes") or MIB
@@ -118,6 +148,14 @@ class Data:
         self.rings = sorted({k.ring_bytes for k in self.ipc_tp.order})
         self.loads = sorted({k.offered_per_s for k in self.cmp_ol.order})
         self.ol_systems = [s for s in ("salias", "aeron", "iceoryx2") if any(k.system == s for k in self.cmp_ol.order)]
+        modes = {k.mode for k in self.cmp_ol.order}
+        self.ol_modes = ([NORMAL] if NORMAL in modes else []) + sorted(modes - {NORMAL})
+
+    def step_of(self, runs, *keys):
+        """The largest latency-clock step of the files the runs of `keys` came from, or None
+        if a file does not record it."""
+        steps = [self.steps.get(path) for key in keys for path, _, _ in runs.get(key)]
+        return None if not steps or None in steps else max(steps)
 
     def cmp_key(self, system, api, batch=1, publishers=1, ring_bytes=None):
         """The first comparison run of `system` with this API, preferring `ring_bytes`."""
@@ -126,14 +164,16 @@ class Data:
             cands = [k for k in cands if k.ring_bytes == ring_bytes] or cands
         return cands[0] if cands else None
 
-    def ol_ok(self, system, load):
-        """Whether `system` kept to the plan at `load` in most rounds."""
-        runs = self.cmp_ol.get(OpenLoopKey(system, load))
+    def ol_ok(self, system, load, mode):
+        """Whether `system` kept to the plan at `load` in most rounds of `mode`."""
+        runs = self.cmp_ol.get(OpenLoopKey(system, load, mode))
         return runs and sum(1 for _, _, r in runs if r["saturated"]) * 2 <= len(runs)
 
 
 # The comparisons behind the headline table, and which runs each one pairs.
-Headline = namedtuple("Headline", "what ratio unit a b")
+# `step` is the largest latency-clock step of the files behind a latency headline (None:
+# not recorded, or a throughput headline).
+Headline = namedtuple("Headline", "what ratio unit a b step", defaults=(None,))
 
 
 class Picks:
@@ -169,19 +209,21 @@ def headlines(data, picks):
     tp_ratio("Throughput, salias `offer` / SPSC floor (1P1S)", picks.salias_offer, picks.spsc)
     tp_ratio("Throughput, salias 2P1S `offer` / Aeron 2P1S `try_claim`", picks.salias_offer_2p, picks.aeron_claim_2p)
 
-    for other, what in (("floor", "cache-line floor"), ("aeron", "Aeron"), ("iceoryx2", "iceoryx2")):
-        r = data.cmp_pp.ratio("salias", other, p50)
+    def pp_ratio(runs, other, what, harness):
+        r = runs.ratio("salias", other, p50)
         if r:
-            out.append(
-                Headline(f"Ping-pong one-way p50, salias / {what} (comparison)", r, "pingpong", data.cmp_pp.stat("salias", p50), data.cmp_pp.stat(other, p50))
-            )
-    r = data.ipc_pp.ratio("salias", "floor", p50)
-    if r:
-        out.append(
-            Headline(
-                "Ping-pong one-way p50, salias / cache-line floor (benches/ipc.rs)", r, "pingpong", data.ipc_pp.stat("salias", p50), data.ipc_pp.stat("floor", p50)
-            )
-        )
+            step = data.step_of(runs, "salias", other)
+            out.append(Headline(f"Ping-pong one-way p50, salias / {what} ({harness})", r, "pingpong", runs.stat("salias", p50), runs.stat(other, p50), step))
+        # Samples of many trips are far above the clock's step: no step note.
+        r = runs.ratio("salias", other, batched_p50) if other in ("floor", "message-floor") else None
+        if r:
+            what_b = f"Ping-pong one-way p50 of {trips_per_sample(runs)}-trip samples, salias / {what} ({harness})"
+            out.append(Headline(what_b, r, "pingpong", runs.stat("salias", batched_p50), runs.stat(other, batched_p50)))
+
+    for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor"), ("aeron", "Aeron"), ("iceoryx2", "iceoryx2")):
+        pp_ratio(data.cmp_pp, other, what, "comparison")
+    for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor")):
+        pp_ratio(data.ipc_pp, other, what, "benches/ipc.rs")
     for ring in data.rings:
         for a_kind, b_kind in (("OrderedMpsc", "FifoMpsc"), ("OrderedFanout", "FifoFanout")):
             a, b = IpcKey(a_kind, 2, 1, ring, "offer_batch", 16), IpcKey(b_kind, 2, 1, ring, "offer_batch", 16)
@@ -189,18 +231,20 @@ def headlines(data, picks):
             if r:
                 what = f"Throughput, {a_kind} 2P1S batch 16 / {b_kind} 2P1S batch 16 (ring {size_text(ring)}, benches/ipc.rs)"
                 out.append(Headline(what, r, "ipc-throughput", data.ipc_tp.stat(a, delivered), data.ipc_tp.stat(b, delivered)))
-    # Open loop: at the highest load at which both salias and the other ran and neither
-    # saturated in most rounds, the ratio of total-latency p50 and p99.
-    for other, what in (("aeron", "Aeron"), ("iceoryx2", "iceoryx2")):
-        common = [l for l in data.loads if data.ol_ok("salias", l) and data.ol_ok(other, l)]
-        if common:
-            load = common[-1]
-            a, b = OpenLoopKey("salias", load), OpenLoopKey(other, load)
-            for pct in ("p50", "p99"):
-                r = data.cmp_ol.ratio(a, b, total(pct))
-                if r:
-                    what_pct = f"Open loop at {load / 1e6:g} M msg/s, total latency {pct}, salias / {what}"
-                    out.append(Headline(what_pct, r, "openloop", data.cmp_ol.stat(a, total(pct)), data.cmp_ol.stat(b, total(pct))))
+    # Open loop, per scheduling mode: at the highest load at which both salias and the
+    # other ran and neither saturated in most rounds, the ratio of total-latency p50 and p99.
+    for mode in data.ol_modes:
+        for other, what in (("aeron", "Aeron"), ("iceoryx2", "iceoryx2")):
+            common = [l for l in data.loads if data.ol_ok("salias", l, mode) and data.ol_ok(other, l, mode)]
+            if common:
+                load = common[-1]
+                a, b = OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode)
+                step = data.step_of(data.cmp_ol, a, b)
+                for pct in ("p50", "p99"):
+                    r = data.cmp_ol.ratio(a, b, total(pct))
+                    if r:
+                        what_pct = f"Open loop ({mode}) at {load / 1e6:g} M msg/s, total latency {pct}, salias / {what}"
+                        out.append(Headline(what_pct, r, "openloop", data.cmp_ol.stat(a, total(pct)), data.cmp_ol.stat(b, total(pct)), step))
     return out
 
 
@@ -253,23 +297,27 @@ def pingpong_behind(data):
 
 
 def openloop_behind(data):
-    """Latency findings ("latency", load, pct, other, ratio) at levels neither system
-    saturated at, then saturation findings ("saturated", salias level, other, its level)."""
+    """Per mode, latency findings ("latency", mode, load, pct, other, ratio) at levels neither
+    system saturated at, then saturation findings ("saturated", mode, salias level, other,
+    its level)."""
     out = []
-    for other in ("aeron", "iceoryx2"):
-        for load in data.loads:
-            if not (data.ol_ok("salias", load) and data.ol_ok(other, load)):
-                continue  # a saturated level compares backlogs, not latencies
-            for pct in ("p50", "p99"):
-                r = data.cmp_ol.ratio(OpenLoopKey("salias", load), OpenLoopKey(other, load), total(pct))
-                if r and r[0] > 1 + TOLERANCE:
-                    out.append(("latency", load, pct, other, r))
-    sat_level = {}
-    for system in data.ol_systems:
-        sl = [l for l in data.loads if data.cmp_ol.get(OpenLoopKey(system, l)) and not data.ol_ok(system, l)]
-        sat_level[system] = sl[0] if sl else None
-    for other in ("aeron", "iceoryx2"):
-        a, b = sat_level.get("salias"), sat_level.get(other)
-        if a is not None and (b is None or b > a) and other in sat_level:
-            out.append(("saturated", a, other, b))
+    for mode in data.ol_modes:
+        for other in ("aeron", "iceoryx2"):
+            for load in data.loads:
+                if not (data.ol_ok("salias", load, mode) and data.ol_ok(other, load, mode)):
+                    continue  # a saturated level compares backlogs, not latencies
+                for pct in ("p50", "p99"):
+                    r = data.cmp_ol.ratio(OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode), total(pct))
+                    if r and r[0] > 1 + TOLERANCE:
+                        out.append(("latency", mode, load, pct, other, r))
+        sat_level = {}
+        for system in data.ol_systems:
+            if not any(k.system == system and k.mode == mode for k in data.cmp_ol.order):
+                continue
+            sl = [l for l in data.loads if data.cmp_ol.get(OpenLoopKey(system, l, mode)) and not data.ol_ok(system, l, mode)]
+            sat_level[system] = sl[0] if sl else None
+        for other in ("aeron", "iceoryx2"):
+            a, b = sat_level.get("salias"), sat_level.get(other)
+            if a is not None and (b is None or b > a) and other in sat_level:
+                out.append(("saturated", mode, a, other, b))
     return out

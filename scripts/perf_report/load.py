@@ -109,6 +109,12 @@ def contract_problem(obj):
             return f"{name!r} is {json.dumps(value)}, not of the type a {bench} record has there"
     if obj["system"] not in SYSTEMS:
         return f"system is {obj['system']!r}, not one of {', '.join(sorted(SYSTEMS))}"
+    rt = obj.get("realtime")
+    if rt is not None and not (isinstance(rt, dict) and isinstance(rt.get("policy"), str) and isinstance(rt.get("priority"), int)):
+        return f"'realtime' is {json.dumps(rt)}, not a policy and priority such as {{\"policy\":\"SCHED_FIFO\",\"priority\":50}}"
+    batched = obj.get("batched")
+    if batched is not None and not (isinstance(batched, dict) and all(isinstance(batched.get(k), NUMBER) for k in ("trips_per_sample", "p50_ns"))):
+        return f"'batched' is {json.dumps(batched)}, not samples of round trips with 'trips_per_sample' and 'p50_ns'"
     for name in HISTOGRAMS:
         if name in obj:
             missing = [p for p in PCTS if not isinstance(obj[name].get(p), NUMBER)]
@@ -142,9 +148,12 @@ def read_jsonl(path):
     return header or {}, records
 
 
-def kind_of(path, header):
-    """'comparison' or 'ipc'."""
+def kind_of(path, header, records=()):
+    """'comparison', 'ipc' or 'wake' (a file of wake-up records only, from benches/wake or
+    the comparison's `--only wake`)."""
     name = os.path.basename(path)
+    if records and all(r["bench"] == "wake" for r in records):
+        return "wake"
     if name.startswith("ipc-"):
         return "ipc"
     if name.startswith("comparison-"):
@@ -171,20 +180,34 @@ class Source:
     def __init__(self, path):
         self.path = path
         self.header, self.records = read_jsonl(path)
-        self.kind = kind_of(path, self.header)
+        self.kind = kind_of(path, self.header, self.records)
         self.sha = sha256(path)
+
+
+def wake_harness(source):
+    """Which harness wrote a wake file: the comparison crate records the versions it ran."""
+    return "comparison" if "versions" in source.header else "benches/wake"
+
+
+def newest_wake(sources):
+    """The newest wake file of each harness, comparison first."""
+    by_harness = {}
+    for s in sources:
+        by_harness.setdefault(wake_harness(s), []).append(s)
+    return [max(by_harness[h], key=lambda s: stamp_of(s.path)) for h in ("comparison", "benches/wake") if h in by_harness]
 
 
 def load_sources(data_dir):
     """The manifest (or {}) and the sources by kind: those the manifest names, else the
-    newest file of each kind."""
+    newest file of each kind. Wake files the manifest does not list (it predates them) are
+    the newest of each harness in the directory."""
     manifest_path = os.path.join(data_dir, "manifest.json")
     manifest = {}
     if os.path.exists(manifest_path):
         with open(manifest_path, encoding="utf-8") as f:
             manifest = json.load(f)
-    sources = {"comparison": [], "ipc": []}
-    listed = [(k, n) for k in ("comparison", "ipc") for n in manifest.get(k, [])]
+    sources = {"comparison": [], "ipc": [], "wake": []}
+    listed = [(k, n) for k in ("comparison", "ipc", "wake") for n in manifest.get(k, [])]
     if listed:
         for kind, name in listed:
             path = os.path.join(data_dir, name)
@@ -192,14 +215,16 @@ def load_sources(data_dir):
                 sys.exit(f"manifest.json names {name}, which is not in {data_dir}")
             source = Source(path)
             sources[kind].append(source)
-    else:
-        found = {"comparison": [], "ipc": []}
+    if not listed or "wake" not in manifest:
+        found = {"comparison": [], "ipc": [], "wake": []}
         for name in sorted(os.listdir(data_dir)) if os.path.isdir(data_dir) else []:
             if not name.endswith(".jsonl"):
                 continue
             source = Source(os.path.join(data_dir, name))
             found[source.kind].append(source)
         for kind, items in found.items():
-            if items:
+            if kind == "wake":
+                sources[kind] = newest_wake(items)
+            elif items and not listed:
                 sources[kind] = [max(items, key=lambda s: stamp_of(s.path))]
     return manifest, sources

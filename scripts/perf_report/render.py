@@ -5,19 +5,35 @@ render_throughput and render_latency."""
 import json
 import os
 
-from . import compute, render_latency, render_throughput
+from . import compute, goals, render_latency, render_throughput, render_wake
 from .compute import TOLERANCE, cmp_name
+from .load import wake_harness
 from .page import Page, fmt_ratio, md_table
 from .render_headline import section as headline_section
 
 
+def step_note(h):
+    """Where the clock's step is at least a tenth of the smaller figure, that step."""
+    if h.step is None or h.unit not in ("pingpong", "openloop"):
+        return ""
+    if h.step * 10 < min(h.a[0], h.b[0]):
+        return ""
+    return f"; **the clock stepped in {h.step:.1f} ns**, ≥ 1/10 of the figure: the ratio is coarse"
+
+
 def headline_detail(h):
+    return headline_figures(h) + step_note(h)
+
+
+def headline_figures(h):
     if h.unit == "throughput":
         return f"delivered {h.a[0] / 1e6:.2f} / {h.b[0] / 1e6:.2f} M msg/s (medians), {h.ratio[3]} paired rounds"
     if h.unit == "ipc-throughput":
         return f"{h.a[0] / 1e6:.2f} / {h.b[0] / 1e6:.2f} M msg/s (medians), {h.ratio[3]} paired rounds"
     if h.unit == "pingpong":
-        return f"{h.a[0]:.0f} / {h.b[0]:.0f} ns (medians), {h.ratio[3]} paired rounds"
+        # Batched samples are means of many trips: they have a fraction worth showing.
+        digits = 0 if float(h.a[0]).is_integer() and float(h.b[0]).is_integer() else 1
+        return f"{h.a[0]:.{digits}f} / {h.b[0]:.{digits}f} ns (medians), {h.ratio[3]} paired rounds"
     return f"{h.a[0]:.0f} / {h.b[0]:.0f} ns (medians); the highest load neither saturated at"
 
 
@@ -60,6 +76,45 @@ def header_section(page, manifest, sources, headlines):
     page.add("")
 
 
+def goals_section(page, found):
+    page.add("## Goals", "")
+    page.add(
+        "What salias aims for on this machine, each measured as a ratio of runs of the same round "
+        "(median [min, max] over the paired rounds; where a goal spans several comparisons, the worst "
+        "of them, named). *Met* goes by the median.",
+        "",
+    )
+    rows = []
+    for g in found:
+        measured = fmt_ratio(g.ratio) if g.ratio else "–"
+        rows.append((g.what, goals.target_text(g), measured, goals.status(g), g.which if g.ratio else "–"))
+    page.add(md_table(["goal", "target", "measured", "status", "from (worst case)"], rows, ["l", "r", "r", "l", "l"]), "")
+
+
+def clock_source(clock):
+    """The latency clock's source as the report names it: TSC, cntvct or monotonic."""
+    counter = clock.get("counter") or ""
+    if clock.get("source") == "CLOCK_MONOTONIC":
+        return "monotonic (`CLOCK_MONOTONIC`)"
+    name = "cntvct" if "cntvct" in counter else "TSC" if "rdtsc" in counter else clock.get("source", "?")
+    return f"{name} (`{counter}`)" if counter else name
+
+
+def clock_row(source):
+    """A file's latency clock: source, calibrated frequency, ns per tick, step, refusal."""
+    name = f"`{os.path.basename(source.path)}`"
+    clock = source.header.get("latency_clock")
+    if not isinstance(clock, dict):
+        old = source.header.get("clock")
+        res = f", resolution {old['resolution_ns']} ns" if isinstance(old, dict) and "resolution_ns" in old else ""
+        return (name, f"not recorded: latency used `CLOCK_MONOTONIC`{res}, step unknown", "–", "–", "–", "–")
+    cal = clock.get("calibration") or {}
+    freq = f"{cal['ticks_per_s'] / 1e9:.4f} GHz" if cal.get("ticks_per_s") else "–"
+    tick = f"{clock['ns_per_tick']:.4f}" if clock.get("ns_per_tick") else "–"
+    step = f"{clock['smallest_step_ns']:.1f} ns (monotonic: {clock.get('monotonic_step_ns', '?')} ns)"
+    return (name, clock_source(clock), freq, tick, step, clock.get("refused") or "–")
+
+
 def provenance_section(page, manifest, sources, cmp_cfg):
     page.add("## Machine, commands and versions", "")
     env = manifest.get("environment", {})
@@ -84,14 +139,25 @@ def provenance_section(page, manifest, sources, cmp_cfg):
             page.add(f"  - `{c}`")
     page.add("")
     rows = []
-    for kind in ("comparison", "ipc"):
+    for kind in ("comparison", "ipc", "wake"):
         for s in sources[kind]:
             h = s.header
             versions = h.get("versions")
             vtext = ", ".join(f"{k} {v}" for k, v in versions.items()) if versions else "not recorded in the file"
-            harness = "comparison crate" if kind == "comparison" else "benches/ipc.rs"
+            harness = {"comparison": "comparison crate", "ipc": "benches/ipc.rs"}.get(kind)
+            if kind == "wake":
+                harness = "comparison crate (`--only wake`)" if wake_harness(s) == "comparison" else wake_harness(s)
             rows.append((f"`{os.path.relpath(s.path, page.out_dir)}`", harness, f"`{h.get('command', '?')}`", h.get("rounds", "?"), vtext, s.sha[:12]))
     page.add(md_table(["raw file", "harness", "command (as recorded)", "rounds", "versions", "sha256"], rows, ["l"] * 6), "")
+    page.add(
+        "The clock of every latency figure (ping-pong, floors, open loop, wake-up) in each file: the counter "
+        "when it is invariant, steady and agrees across cores, calibrated against `CLOCK_MONOTONIC` at "
+        "run time, else `CLOCK_MONOTONIC` with the reason the counter was refused. The step is the "
+        "smallest non-zero difference of two consecutive readings.",
+        "",
+    )
+    rows = [clock_row(s) for k in ("comparison", "ipc", "wake") for s in sources[k]]
+    page.add(md_table(["raw file", "latency clock", "calibrated frequency", "ns per tick", "measured step", "counter refused because"], rows, ["l"] * 6), "")
     if cmp_cfg:
         page.add("<details><summary>Comparison configuration (from the header)</summary>", "", "```json")
         page.add(json.dumps(cmp_cfg, indent=2, ensure_ascii=False), "```", "</details>", "")
@@ -122,12 +188,12 @@ def behind_lines(data, picks):
     if data.cmp_ol.order:
         for finding in compute.openloop_behind(data):
             if finding[0] == "latency":
-                _, load, pct, other, r = finding
-                out.append(f"open loop at {load / 1e6:g} M msg/s: salias total {pct} is {r[0]:.2f}× {other}")
+                _, mode, load, pct, other, r = finding
+                out.append(f"open loop ({mode}) at {load / 1e6:g} M msg/s: salias total {pct} is {r[0]:.2f}× {other}")
             else:
-                _, a, other, b = finding
+                _, mode, a, other, b = finding
                 out.append(
-                    f"open loop: salias saturated at {a / 1e6:g} M msg/s, {other} "
+                    f"open loop ({mode}): salias saturated at {a / 1e6:g} M msg/s, {other} "
                     + ("did not saturate in the sweep" if b is None else f"only at {b / 1e6:g} M msg/s")
                 )
     return out
@@ -162,6 +228,7 @@ def report(manifest, sources, out, plots_dir, notes):
     picks = compute.Picks(data)
     page = Page(out, plots_dir)
     header_section(page, manifest, sources, compute.headlines(data, picks))
+    goals_section(page, goals.goals(data, picks))
     provenance_section(page, manifest, sources, data.cmp_cfg)
     headline_section(page, sources)
     render_throughput.by_system(page, data)
@@ -170,5 +237,6 @@ def report(manifest, sources, out, plots_dir, notes):
     render_throughput.stress(page, data)
     render_latency.pingpong(page, data)
     render_latency.openloop(page, data)
+    render_wake.wake(page, manifest, sources["wake"])
     behind_section(page, behind_lines(data, picks), notes)
     return page.text(), page.plots

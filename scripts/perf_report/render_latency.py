@@ -1,14 +1,17 @@
-"""The latency sections: ping-pong next to the cache-line floor (both harnesses), and
-open-loop latency against offered load (comparison crate)."""
+"""The latency sections: ping-pong next to the cache-line and 64-byte message floors (both
+harnesses), and open-loop latency against offered load per scheduling mode (comparison
+crate)."""
 
 import math
 
 from . import svg
-from .compute import OpenLoopKey, p50
+from .compute import NORMAL, OpenLoopKey, batched_p50, p50, trips_per_sample
 from .load import PCTS
 from .page import fmt, fmt_mmm, fmt_ns, fmt_ratio, md_table
 
-PP_HEADER = ["system", "p50 [min, max]", "p90", "p99", "p99.9", "p99.99", "max", "samples/round", "p50 / floor", "cores"]
+# benches/ipc.rs's bars in the floor chart: lighter shades of the comparison's colours.
+IPC_SHADES = {"floor": "#a9a9a9", "message-floor": "#c7b37a", "salias": "#7fa7e6"}
+PP_HEADER = ["system", "p50 [min, max]", "p90", "p99", "p99.9", "p99.99", "max", "samples/round", "÷ line floor"]
 
 
 def pct_pos(p):
@@ -20,38 +23,55 @@ def one_way(p):
     return lambda r: r["one_way_ns"][p]
 
 
-def pp_rows(runs, floor_key="floor"):
+def pp_table(runs):
+    """The ping-pong table of one harness: a "÷ message floor" column only where that floor
+    ran. Ratios are per round (p50 / the floor's p50 of the same round)."""
+    shown = ["floor"] + (["message-floor"] if "message-floor" in runs.by_key else [])
+    trips = trips_per_sample(runs)
+    header = PP_HEADER[:2] + ([f"p50 of {trips}-trip samples [min, max]"] if trips else []) + PP_HEADER[2:]
+    header += (["÷ message floor"] if len(shown) == 2 else []) + ["cores"]
     rows = []
     for system in runs.order:
         st = {p: runs.stat(system, one_way(p)) for p in PCTS}
-        ratio = runs.ratio(system, floor_key, p50) if system != floor_key else None
+        ratios = []
+        for floor in shown:
+            # The message floor's own row shows it against the line floor.
+            ratio = runs.ratio(system, floor, p50) if system not in (floor, "floor") else None
+            ratios.append(fmt_ratio(ratio) if ratio else "–")
         rows.append(
             (
                 system,
                 fmt_mmm(st["p50"], 0),
+                *([fmt_mmm(runs.stat(system, batched_p50), 1)] if trips else []),
                 *(fmt_ns(st[p][0]) for p in ("p90", "p99", "p99.9", "p99.99", "max")),
                 fmt_ns(st["count"][0]),
-                fmt_ratio(ratio) if ratio else "–",
+                *ratios,
                 f"{runs.first(system)['cores']}",
             )
         )
-    return rows
+    return md_table(header, rows, ["l"] + ["r"] * (len(header) - 2) + ["l"])
 
 
 def pingpong(page, data):
     cmp_pp, ipc_pp = data.cmp_pp, data.ipc_pp
     if not (cmp_pp.order or ipc_pp.order):
         return
-    page.add("## Ping-pong latency next to the cache-line floor", "")
+    page.add("## Ping-pong latency next to the hardware floors", "")
     page.add(
         "One way = round trip / 2, ns; p50 is the median over rounds [min, max], the other "
-        "percentiles are medians over rounds. The floor is a bare cache-line ping-pong between "
-        "the same two cores in the same invocation.",
+        "percentiles are medians over rounds. The line floor (`floor`) is a bare cache-line "
+        "ping-pong between the same two cores in the same invocation; the message floor "
+        "(`message-floor`, where it ran) is the least any protocol can do for a 64-byte payload: "
+        "payload and stamp on one or two lines, no other state. The ÷ columns are per-round "
+        "ratios of p50 to the floor of the same round, median [min, max]. Where the harness also "
+        "timed samples of consecutive round trips, their one-way p50 (the median of the samples' "
+        "mean, precise far below the clock's step) stands beside the per-trip p50; the headline "
+        "ratios give both.",
         "",
     )
     for title, runs in (("Comparison crate:", cmp_pp), ("benches/ipc.rs:", ipc_pp)):
         if runs.order:
-            page.add(title, "", md_table(PP_HEADER, pp_rows(runs), ["l"] + ["r"] * 8 + ["l"]), "")
+            page.add(title, "", pp_table(runs), "")
     pct_axis = [50, 90, 99, 99.9, 99.99]
     series = []
     dashes = {"comparison": None, "ipc": "6 3"}
@@ -77,7 +97,7 @@ def pingpong(page, data):
     # salias vs floor: grouped bars per percentile, from each harness.
     vals = {}
     for origin, runs in (("comparison", cmp_pp), ("benches/ipc.rs", ipc_pp)):
-        for system in ("floor", "salias"):
+        for system in ("floor", "message-floor", "salias"):
             if system not in runs.by_key:
                 continue
             name = f"{system} ({origin})"
@@ -87,11 +107,12 @@ def pingpong(page, data):
                 vals[name][p] = (st[0], st[1], st[2])
     series = []
     for name in vals:
-        color = svg.color_for(name) if "comparison" in name else ("#a9a9a9" if name.startswith("floor") else "#7fa7e6")
+        system = name.split(" ")[0]
+        color = svg.color_for(name) if "comparison" in name else IPC_SHADES[system]
         series.append({"name": name, "color": color, "values": vals[name]})
     if svg.hbar_chart(
         page.plot_path("salias-vs-floor.svg"),
-        "salias vs the cache-line floor, one-way ns (median over rounds, whiskers min–max)",
+        "salias vs the hardware floors, one-way ns (median over rounds, whiskers min–max)",
         "one-way latency, ns",
         ["p50", "p90", "p99"],
         series,
@@ -99,11 +120,15 @@ def pingpong(page, data):
         page.plot_ref("salias-vs-floor.svg", "salias vs floor")
 
 
+def mode_slug(mode):
+    """A plot's name part for a mode: `sched-fifo-50`."""
+    return "-".join(mode.lower().replace("_", "-").split())
+
+
 def openloop(page, data):
     runs = data.cmp_ol
     if not runs.order:
         return
-    loads, systems = data.loads, data.ol_systems
     first = runs.first(runs.order[0])
     page.add("## Open-loop latency vs offered load (comparison crate)", "")
     page.add(
@@ -117,7 +142,26 @@ def openloop(page, data):
         "/ attempts.",
         "",
     )
-    present = [(load, system, OpenLoopKey(system, load)) for load in loads for system in systems if OpenLoopKey(system, load) in runs.by_key]
+    realtime = [m for m in data.ol_modes if m != NORMAL]
+    if realtime:
+        page.add(
+            f"Two modes, each in its own table: {NORMAL} (the publisher and subscriber under the ordinary "
+            f"scheduler) and {', '.join(realtime)} (both under that real-time policy and priority, "
+            "`--realtime`). The real-time mode reduces scheduler noise — other threads preempting the "
+            "publisher or subscriber — which is what dominates p99 and p99.9 at low load; compare tails "
+            "within a mode.",
+            "",
+        )
+    for mode in data.ol_modes:
+        openloop_mode(page, data, mode, len(data.ol_modes) > 1 or bool(realtime))
+
+
+def openloop_mode(page, data, mode, titled):
+    """The table, plot and percentile details of one scheduling mode."""
+    runs, loads, systems = data.cmp_ol, data.loads, data.ol_systems
+    if titled:
+        page.add(f"### {mode}", "")
+    present = [(load, system, OpenLoopKey(system, load, mode)) for load in loads for system in systems if OpenLoopKey(system, load, mode) in runs.by_key]
 
     def hist(key, part, p):
         return runs.stat(key, lambda r: r[f"{part}_ns"][p])
@@ -149,13 +193,15 @@ def openloop(page, data):
         for pct, dash in (("p50", None), ("p99", "7 4"), ("p99.9", "2 3")):
             pts = []
             for load in loads:
-                st = hist(OpenLoopKey(system, load), "total", pct)
+                st = hist(OpenLoopKey(system, load, mode), "total", pct)
                 if st:
                     pts.append((load / 1e6, st[0]))
-            series.append({"name": f"{system} {pct}", "color": svg.color_for(system), "dash": dash, "points": pts})
+            if pts:
+                series.append({"name": f"{system} {pct}", "color": svg.color_for(system), "dash": dash, "points": pts})
+    name = "openloop-total-vs-load.svg" if mode == NORMAL else f"openloop-total-vs-load-{mode_slug(mode)}.svg"
     if svg.line_chart(
-        page.plot_path("openloop-total-vs-load.svg"),
-        "Open loop: total latency (received − planned) vs offered load",
+        page.plot_path(name),
+        f"Open loop ({mode}): total latency (received − planned) vs offered load",
         "offered load, M msg/s (log)",
         "total latency, ns (log; medians over rounds)",
         series,
@@ -163,9 +209,9 @@ def openloop(page, data):
         ylog=True,
         note="solid p50, dashed p99, dotted p99.9; the last point of a system is the level where it saturated or the sweep ended",
     ):
-        page.plot_ref("openloop-total-vs-load.svg", "open-loop total latency vs load")
+        page.plot_ref(name, f"open-loop total latency vs load, {mode}")
     # Details: every percentile of the three histograms.
-    page.add("<details><summary>All open-loop percentiles (ns, medians over rounds)</summary>", "")
+    page.add(f"<details><summary>All open-loop percentiles, {mode} (ns, medians over rounds)</summary>", "")
     rows = []
     for load, system, key in present:
         for part in ("queueing", "service", "total"):

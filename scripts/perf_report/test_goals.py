@@ -1,0 +1,193 @@
+"""The goals are computed from paired rounds and say met, not met or no data:
+python3 scripts/perf_report/test_goals.py"""
+
+import os
+import sys
+import unittest
+from types import SimpleNamespace
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+
+from perf_report import compute, goals, render  # noqa: E402
+from perf_report.load import contract_problem  # noqa: E402
+from perf_report.render_latency import pp_table  # noqa: E402
+
+MIB = 1 << 20
+CLOCK = {"source": "tsc", "counter": "lfence; rdtsc", "calibration": {"ticks_per_s": 2.5e9}, "ns_per_tick": 0.4, "smallest_step_ns": 10.0, "monotonic_step_ns": 20, "refused": None}
+
+
+def pingpong(system, rnd, p50):
+    q = {"p50": p50, "p90": p50, "p99": p50, "p99.9": p50, "p99.99": p50, "max": p50, "count": 1000}
+    return {"bench": "pingpong", "system": system, "round": rnd, "cores": [0, 1], "one_way_ns": q}
+
+
+def throughput(bench, rnd, per_s, ring=MIB, batch=1, size=64, kind="FifoMpsc"):
+    return {
+        "bench": bench,
+        "system": "salias",
+        "round": rnd,
+        "kind": kind,
+        "publishers": 1,
+        "subscribers": 1,
+        "ring_bytes": ring,
+        "api": "offer" if batch == 1 else "offer_batch",
+        "batch": batch,
+        "message_bytes": size,
+        "delivered_per_s": per_s,
+    }
+
+
+def openloop(system, rnd, load, p50, realtime=None):
+    q = {"p50": p50, "p99": p50 * 10}
+    r = {"bench": "openloop", "system": system, "round": rnd, "offered_per_s": load, "saturated": False, "total_ns": q}
+    if realtime:
+        r["realtime"] = {"policy": "SCHED_FIFO", "priority": realtime}
+    return r
+
+
+def source(path, records, header=None):
+    return SimpleNamespace(path=path, records=records, header=header or {})
+
+
+def by_what(found):
+    return {g.what: g for g in found}
+
+
+class Goals(unittest.TestCase):
+    def compute(self, cmp=(), ipc=(), cmp_header=None):
+        sources = {"comparison": [source("c.jsonl", list(cmp), cmp_header)] if cmp else [], "ipc": [source("i.jsonl", list(ipc))] if ipc else [], "wake": []}
+        data = compute.Data(sources)
+        picks = compute.Picks(data)
+        return data, picks, by_what(goals.goals(data, picks))
+
+    def test_pingpong_goals_from_paired_rounds_one_met_one_not(self):
+        # Round 0: 110 / 100 message floor, 110 / 60 line floor; round 1: 130 / 100, 130 / 100.
+        cmp = [pingpong("salias", 0, 110), pingpong("message-floor", 0, 100), pingpong("floor", 0, 60)]
+        cmp += [pingpong("salias", 1, 130), pingpong("message-floor", 1, 100), pingpong("floor", 1, 100)]
+        _, _, found = self.compute(cmp=cmp)
+        msg = found["Ping-pong one-way p50 within 1.2× of the 64-byte message floor"]
+        self.assertEqual(msg.ratio, (1.3, 1.1, 1.3, 2), "upper median of per-round ratios")
+        self.assertEqual(goals.status(msg), "not met")
+        self.assertEqual(msg.which, "comparison")
+        line = found["Ping-pong one-way p50 within 1.5× of the cache-line floor"]
+        self.assertAlmostEqual(line.ratio[0], 110 / 60)
+        self.assertEqual(goals.status(line), "not met")
+
+    def test_pingpong_goal_prefers_samples_of_many_trips(self):
+        def batched(rec, p50_ns):
+            return dict(rec, batched={"trips_per_sample": 16, "samples": 125, "p50_ns": p50_ns, "p90_ns": p50_ns, "p99_ns": p50_ns})
+
+        # Per trip the clock's 10 ns step makes it 70 / 60; the 16-trip samples say 66 / 60.
+        ipc = [batched(pingpong("salias", 0, 70), 66.0), batched(pingpong("message-floor", 0, 60), 60.0)]
+        data, picks, found = self.compute(ipc=ipc)
+        g = found["Ping-pong one-way p50 within 1.2× of the 64-byte message floor"]
+        self.assertAlmostEqual(g.ratio[0], 1.1)
+        self.assertEqual((goals.status(g), g.which), ("met", "benches/ipc.rs, 16-trip samples"))
+        heads = {h.what: h.ratio[0] for h in compute.headlines(data, picks)}
+        self.assertAlmostEqual(heads["Ping-pong one-way p50, salias / 64-byte message floor (benches/ipc.rs)"], 70 / 60)
+        self.assertAlmostEqual(heads["Ping-pong one-way p50 of 16-trip samples, salias / 64-byte message floor (benches/ipc.rs)"], 1.1)
+
+    def test_a_goal_met_and_the_others_without_data(self):
+        ipc = [pingpong("salias", 0, 115), pingpong("message-floor", 0, 100)]
+        _, _, found = self.compute(ipc=ipc)
+        msg = found["Ping-pong one-way p50 within 1.2× of the 64-byte message floor"]
+        self.assertEqual(goals.status(msg), "met")
+        self.assertEqual(msg.which, "benches/ipc.rs", "the comparison did not run it")
+        for what, g in found.items():
+            if "message floor" not in what:
+                self.assertEqual(goals.status(g), "no data", what)
+                self.assertIsNone(g.ratio)
+
+    def test_ring_goal_names_the_worst_ring_and_api(self):
+        ipc = []
+        for rnd in range(3):
+            ipc += [throughput("throughput", rnd, 100e6), throughput("throughput", rnd, 100e6, batch=16)]
+            ipc += [throughput("throughput", rnd, 90e6, ring=4 * MIB), throughput("throughput", rnd, 95e6, ring=4 * MIB, batch=16)]
+            ipc += [throughput("throughput", rnd, 85e6, ring=64 * MIB), throughput("throughput", rnd, 60e6 + rnd * 1e6, ring=64 * MIB, batch=16)]
+        _, _, found = self.compute(ipc=ipc)
+        g = found["At 4 and 64 MiB rings, 1P1S FIFO throughput stays within 0.8× of the 1 MiB figure"]
+        self.assertEqual(g.which, "benches/ipc.rs FifoMpsc 1P1S batch 16, 64 MiB")
+        self.assertAlmostEqual(g.ratio[0], 0.61)
+        self.assertEqual(goals.status(g), "not met")
+
+    def test_size_goal_fails_at_the_size_where_batches_lose(self):
+        ipc = []
+        for rnd in range(2):
+            for size, single, batch in ((64, 50e6, 90e6), (512, 30e6, 15e6), (4096, 5e6, 6e6)):
+                ipc += [throughput("size", rnd, single, ring=4 * MIB, size=size), throughput("size", rnd, batch, ring=4 * MIB, size=size, batch=16)]
+        _, _, found = self.compute(ipc=ipc)
+        g = found["Batches of 16 deliver no fewer messages than single offers at every message size"]
+        self.assertEqual((g.which, g.ratio[0], goals.status(g)), ("512 B messages", 0.5, "not met"))
+
+    def test_open_loop_lead_covers_both_modes_and_names_the_worst(self):
+        cmp = []
+        for rnd in range(2):
+            cmp += [openloop("salias", rnd, 1e6, 100), openloop("aeron", rnd, 1e6, 200)]
+            cmp += [openloop("salias", rnd, 1e6, 150, realtime=50), openloop("aeron", rnd, 1e6, 120, realtime=50)]
+        data, _, found = self.compute(cmp=cmp)
+        self.assertEqual(data.ol_modes, ["normal scheduling", "SCHED_FIFO 50"])
+        g = found["salias's open-loop total p50 is below Aeron's and iceoryx2's at every load neither saturated at"]
+        self.assertEqual(g.which, "salias / aeron at 1 M msg/s, SCHED_FIFO 50")
+        self.assertEqual(goals.status(g), "not met")
+
+    def test_batch_below_single_offer_is_not_met(self):
+        def run(system, api, batch, rnd, per_s):
+            r = throughput("throughput", rnd, per_s, batch=batch)
+            return dict(r, system=system, api=api, buffer_messages=None)
+
+        cmp = []
+        for rnd in range(3):
+            cmp += [run("salias", "offer", 1, rnd, 147e6), run("salias", "offer_batch", 16, rnd, 135e6), run("spsc-floor", "batch", 16, rnd, 240e6)]
+        _, _, found = self.compute(cmp=cmp)
+        never_below = found["offer_batch(16) never delivers less than single offer (1P1S)"]
+        self.assertAlmostEqual(never_below.ratio[0], 135 / 147)
+        self.assertEqual(goals.status(never_below), "not met")
+        self.assertEqual(goals.status(found["offer_batch(16) delivers at least 0.8× the batched SPSC floor (1P1S)"]), "not met")
+        self.assertEqual(goals.status(found["Single offer delivers at least 0.7× the batched SPSC floor (1P1S)"]), "not met")
+
+    def test_a_realtime_field_that_is_not_a_policy_is_refused(self):
+        q = {p: 1 for p in ("p50", "p90", "p99", "p99.9", "p99.99", "max", "count")}
+        rec = {"bench": "openloop", "system": "salias", "round": 0, "offered_per_s": 1e6, "achieved_per_s": 1e6, "duration_s": 1.0, "warmup_s": 0.2}
+        rec.update(refused_fraction=0.0, late_fraction=0.0, saturated=False, placement="P0@0 S0@1", queueing_ns=q, service_ns=q, total_ns=q)
+        self.assertIsNone(contract_problem(dict(rec, realtime={"policy": "SCHED_FIFO", "priority": 50})))
+        self.assertIn("'realtime'", contract_problem(dict(rec, realtime=50)))
+
+    def test_strict_lead_at_parity_is_not_met(self):
+        g = goals.Goal("lead", 1.0, True, True, (1.0, 1.0, 1.0, 3), "x")
+        self.assertEqual(goals.status(g), "not met")
+        self.assertEqual(goals.status(g._replace(strict=False)), "met")
+        self.assertEqual(goals.target_text(g), "> 1×")
+
+
+class LatencyRows(unittest.TestCase):
+    def test_message_floor_column_only_where_it_ran(self):
+        with_msg = compute.Data({"comparison": [], "ipc": [source("i", [pingpong("salias", 0, 120), pingpong("floor", 0, 60), pingpong("message-floor", 0, 100)])], "wake": []})
+        text = pp_table(with_msg.ipc_pp)
+        self.assertIn("÷ message floor", text)
+        self.assertIn("**1.20×** [1.20, 1.20]", text)
+        self.assertIn("**2.00×** [2.00, 2.00]", text)
+        without = compute.Data({"comparison": [], "ipc": [source("i", [pingpong("salias", 0, 120), pingpong("floor", 0, 60)])], "wake": []})
+        self.assertNotIn("message floor", pp_table(without.ipc_pp))
+
+    def test_coarse_clock_step_is_noted_on_the_headline(self):
+        recs = [pingpong("salias", 0, 90), pingpong("floor", 0, 60), pingpong("message-floor", 0, 80)]
+        data = compute.Data({"comparison": [source("c", recs, {"latency_clock": CLOCK})], "ipc": [], "wake": []})
+        heads = compute.headlines(data, compute.Picks(data))
+        details = {h.what: render.headline_detail(h) for h in heads}
+        self.assertIn("stepped in 10.0 ns", details["Ping-pong one-way p50, salias / cache-line floor (comparison)"])
+        fine = dict(CLOCK, smallest_step_ns=1.0)
+        data = compute.Data({"comparison": [source("c", recs, {"latency_clock": fine})], "ipc": [], "wake": []})
+        self.assertFalse(any("stepped" in render.headline_detail(h) for h in compute.headlines(data, compute.Picks(data))))
+
+    def test_clock_row_reports_source_frequency_and_refusal(self):
+        row = render.clock_row(source("/x/c.jsonl", [], {"latency_clock": CLOCK}))
+        self.assertEqual(row, ("`c.jsonl`", "TSC (`lfence; rdtsc`)", "2.5000 GHz", "0.4000", "10.0 ns (monotonic: 20 ns)", "–"))
+        refused = {"source": "CLOCK_MONOTONIC", "counter": None, "smallest_step_ns": 20.0, "monotonic_step_ns": 20, "refused": "no constant_tsc in /proc/cpuinfo"}
+        row = render.clock_row(source("/x/c.jsonl", [], {"latency_clock": refused}))
+        self.assertEqual(row[1], "monotonic (`CLOCK_MONOTONIC`)")
+        self.assertEqual(row[5], "no constant_tsc in /proc/cpuinfo")
+
+
+if __name__ == "__main__":
+    unittest.main()
