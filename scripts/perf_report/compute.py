@@ -215,7 +215,7 @@ def headlines(data, picks):
             step = data.step_of(runs, "salias", other)
             out.append(Headline(f"Ping-pong one-way p50, salias / {what} ({harness})", r, "pingpong", runs.stat("salias", p50), runs.stat(other, p50), step))
         # Samples of many trips are far above the clock's step: no step note.
-        r = runs.ratio("salias", other, batched_p50) if other in ("floor", "message-floor") else None
+        r = runs.ratio("salias", other, batched_p50)
         if r:
             what_b = f"Ping-pong one-way p50 of {trips_per_sample(runs)}-trip samples, salias / {what} ({harness})"
             out.append(Headline(what_b, r, "pingpong", runs.stat("salias", batched_p50), runs.stat(other, batched_p50)))
