@@ -57,13 +57,14 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// lap ago) or come in from memory; without it the first write to each line of a frame
     /// waits for a full ownership request. Per block, not per frame, so most publishes pay
     /// one comparison. A publish spanning many blocks (a batch of large frames) prefetches
-    /// only its last two: the lines before them are written at once anyway, and a burst
-    /// of hundreds of prefetches slowed batches of 2 and 4 KiB frames.
+    /// only for its last three, whose targets reach from the block holding its end to
+    /// `PREFETCH_AHEAD` past it: the lines before are written by this publish at once,
+    /// and a burst of hundreds of prefetches slowed batches of 2 and 4 KiB frames.
     #[inline(always)]
     pub(super) fn prefetch_ahead(&self, start: u64, end: u64) {
         if start / PREFETCH_BLOCK != end / PREFETCH_BLOCK {
             let last = end / PREFETCH_BLOCK;
-            self.prefetch_blocks((start / PREFETCH_BLOCK + 1).max(last.saturating_sub(1)), last);
+            self.prefetch_blocks((start / PREFETCH_BLOCK + 1).max(last.saturating_sub(2)), last);
         }
     }
 

@@ -197,7 +197,8 @@ pub(crate) unsafe fn write_payload<T: Payload, M: Mode>(src: *const u8, payload:
         for word in (0..len / WORD).rev() {
             // SAFETY: word `word` lies inside the `len` bytes of both ranges (`len` is a
             // multiple of 8). The source is read unaligned; the destination is 8-aligned,
-            // as frames start 8-aligned and the 16-byte header keeps the payload so.
+            // as frames start 8-aligned and every mode's header (16 or 24 bytes, rounded
+            // to the frame alignment) is a multiple of 8.
             unsafe {
                 let value = src.add(word * WORD).cast::<u64>().read_unaligned();
                 payload.add(word * WORD).cast::<u64>().write_volatile(value);
