@@ -4,8 +4,8 @@
 //! Run: `cargo run --release -- [--quick] [--only throughput|latency|openloop] [--two-publishers]`
 //! from `comparison/` (or `scripts/compare` from the repository root); `--headline` runs
 //! only the C++ original's headline grid (2P1S and 2P2S × 1, 4, 64 MiB, salias FIFO
-//! `offer` against Aeron `try_claim`) on >= 4 cores. Exit status 2: the machine cannot run
-//! what was asked (too few cores, no real-time privilege).
+//! `offer` against Aeron `try_claim`) on >= 4 cores. Exit status 3: the machine cannot run
+//! what was asked (too few cores, no real-time privilege); 2 is a usage error.
 //!
 //! - Every publisher, subscriber, pinger and ponger is a separate process: this binary
 //!   re-executes itself with a role (named in the environment, `support::role`), pinned to a
@@ -62,10 +62,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            // 2: the machine or its privileges cannot run what was asked (too few cores for
-            // --headline, SCHED_FIFO refused), so scripts can tell it from a failed run.
+            // 3: the machine or its privileges cannot run what was asked (too few cores for
+            // --headline, SCHED_FIFO refused), so scripts can tell it from a failed run and
+            // from a usage error (2, clap's).
             if matches!(e, error::RunError::Plan(_)) {
-                ExitCode::from(2)
+                ExitCode::from(3)
             } else {
                 ExitCode::FAILURE
             }
