@@ -102,6 +102,12 @@ def total(pct):
     return lambda r: r["total_ns"][pct]
 
 
+def paired_total(pct):
+    """`total(pct)` for pairing rounds: none for a saturated run, whose figure measures a
+    backlog, so a ratio leaves out every round in which either side saturated."""
+    return lambda r: None if r["saturated"] else r["total_ns"][pct]
+
+
 def ol_mode(record):
     """The scheduling an open-loop run had: `SCHED_FIFO 50`, or NORMAL."""
     rt = record.get("realtime")
@@ -196,8 +202,12 @@ def headlines(data, picks):
     throughput (comparison crate), ipc-throughput (benches/ipc.rs), pingpong, openloop."""
     out = []
 
+    def oversubscribed(runs, *keys):
+        return any(r.get("oversubscribed") for key in keys for _, _, r in runs.get(key))
+
+    # Oversubscribed runs measure the scheduler: their ratios stay in their own tables.
     def tp_ratio(what, a, b):
-        if a and b:
+        if a and b and not oversubscribed(data.cmp_tp, a, b):
             r = data.cmp_tp.ratio(a, b, delivered)
             if r:
                 out.append(Headline(what, r, "throughput", data.cmp_tp.stat(a, delivered), data.cmp_tp.stat(b, delivered)))
@@ -227,7 +237,7 @@ def headlines(data, picks):
     for ring in data.rings:
         for a_kind, b_kind in (("OrderedMpsc", "FifoMpsc"), ("OrderedFanout", "FifoFanout")):
             a, b = IpcKey(a_kind, 2, 1, ring, "offer_batch", 16), IpcKey(b_kind, 2, 1, ring, "offer_batch", 16)
-            r = data.ipc_tp.ratio(a, b, delivered)
+            r = None if oversubscribed(data.ipc_tp, a, b) else data.ipc_tp.ratio(a, b, delivered)
             if r:
                 what = f"Throughput, {a_kind} 2P1S batch 16 / {b_kind} 2P1S batch 16 (ring {size_text(ring)}, benches/ipc.rs)"
                 out.append(Headline(what, r, "ipc-throughput", data.ipc_tp.stat(a, delivered), data.ipc_tp.stat(b, delivered)))
@@ -241,7 +251,7 @@ def headlines(data, picks):
                 a, b = OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode)
                 step = data.step_of(data.cmp_ol, a, b)
                 for pct in ("p50", "p99"):
-                    r = data.cmp_ol.ratio(a, b, total(pct))
+                    r = data.cmp_ol.ratio(a, b, paired_total(pct))
                     if r:
                         what_pct = f"Open loop ({mode}) at {load / 1e6:g} M msg/s, total latency {pct}, salias / {what}"
                         out.append(Headline(what_pct, r, "openloop", data.cmp_ol.stat(a, total(pct)), data.cmp_ol.stat(b, total(pct)), step))
@@ -307,7 +317,7 @@ def openloop_behind(data):
                 if not (data.ol_ok("salias", load, mode) and data.ol_ok(other, load, mode)):
                     continue  # a saturated level compares backlogs, not latencies
                 for pct in ("p50", "p99"):
-                    r = data.cmp_ol.ratio(OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode), total(pct))
+                    r = data.cmp_ol.ratio(OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode), paired_total(pct))
                     if r and r[0] > 1 + TOLERANCE:
                         out.append(("latency", mode, load, pct, other, r))
         sat_level = {}

@@ -5,7 +5,7 @@ them, named in `which`."""
 
 from collections import namedtuple
 
-from .compute import MIB, IpcKey, OpenLoopKey, SizeKey, batched_p50, delivered, p50, size_text, total, trips_per_sample
+from .compute import MIB, IpcKey, OpenLoopKey, SizeKey, batched_p50, delivered, p50, paired_total, size_text, trips_per_sample
 
 
 # `at_least`: the ratio must be ≥ target (throughput), else ≤ target (latency); `strict`:
@@ -85,7 +85,7 @@ def goals(data, picks):
         for other in ("aeron", "iceoryx2"):
             for load in data.loads:
                 if data.ol_ok("salias", load, mode) and data.ol_ok(other, load, mode):
-                    r = data.cmp_ol.ratio(OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode), total("p50"))
+                    r = data.cmp_ol.ratio(OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode), paired_total("p50"))
                     loads.append((r, f"salias / {other} at {load / 1e6:g} M msg/s, {mode}"))
     add("salias's open-loop total p50 is below Aeron's and iceoryx2's at every load neither saturated at", 1.0, False, worst(loads, False), strict=True)
     return out

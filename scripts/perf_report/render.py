@@ -34,7 +34,7 @@ def headline_figures(h):
         # Batched samples are means of many trips: they have a fraction worth showing.
         digits = 0 if float(h.a[0]).is_integer() and float(h.b[0]).is_integer() else 1
         return f"{h.a[0]:.{digits}f} / {h.b[0]:.{digits}f} ns (medians), {h.ratio[3]} paired rounds"
-    return f"{h.a[0]:.0f} / {h.b[0]:.0f} ns (medians); the highest load neither saturated at"
+    return f"{h.a[0]:.0f} / {h.b[0]:.0f} ns (medians); the highest load neither saturated at; {h.ratio[3]} paired rounds in which neither did"
 
 
 def header_section(page, manifest, sources, headlines):

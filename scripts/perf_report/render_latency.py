@@ -133,8 +133,8 @@ def openloop(page, data):
     page.add("## Open-loop latency vs offered load (comparison crate)", "")
     page.add(
         f"1 publisher, 1 subscriber (placement {first['placement']}), 64-byte messages sent at "
-        f"planned times t0 + i·Δ (never skipped or rebased when late), {first['duration_s']} s "
-        f"recorded per level after {first['warmup_s']} s of unrecorded warm-up. Queueing = "
+        "planned times t0 + i·Δ (never skipped or rebased when late), recorded per level after "
+        "unrecorded warm-up (the lengths are given with each mode). Queueing = "
         "sent − planned, service = received − sent, total = received − planned (HdrHistogram, 3 "
         "significant digits). Percentiles are medians over rounds; *sat.* counts rounds in which the "
         "system could not keep to the plan (it ended > 10 % late, or queueing p50 > 100 µs); a system "
@@ -147,9 +147,10 @@ def openloop(page, data):
         page.add(
             f"Two modes, each in its own table: {NORMAL} (the publisher and subscriber under the ordinary "
             f"scheduler) and {', '.join(realtime)} (both under that real-time policy and priority, "
-            "`--realtime`). The real-time mode reduces scheduler noise — other threads preempting the "
-            "publisher or subscriber — which is what dominates p99 and p99.9 at low load; compare tails "
-            "within a mode.",
+            "`--realtime`). The real-time mode is meant to keep other threads from preempting the "
+            "publisher or subscriber, which is what dominates p99 and p99.9 at low load; whether it does "
+            "on this machine shows in the two tables (a real-time spinner can also be throttled by the "
+            "kernel, or starve a peer's helper threads).",
             "",
         )
     for mode in data.ol_modes:
@@ -161,6 +162,10 @@ def openloop_mode(page, data, mode, titled):
     runs, loads, systems = data.cmp_ol, data.loads, data.ol_systems
     if titled:
         page.add(f"### {mode}", "")
+    in_mode = [k for k in data.cmp_ol.order if k.mode == mode]
+    if in_mode:
+        first = data.cmp_ol.first(in_mode[0])
+        page.add(f"Each level: {first['duration_s']} s recorded after {first['warmup_s']} s of warm-up.", "")
     present = [(load, system, OpenLoopKey(system, load, mode)) for load in loads for system in systems if OpenLoopKey(system, load, mode) in runs.by_key]
 
     def hist(key, part, p):

@@ -131,6 +131,31 @@ class Goals(unittest.TestCase):
         self.assertEqual(g.which, "salias / aeron at 1 M msg/s, SCHED_FIFO 50")
         self.assertEqual(goals.status(g), "not met")
 
+    def test_a_round_in_which_either_side_saturated_is_left_out_of_the_open_loop_ratio(self):
+        cmp = []
+        for rnd in range(3):
+            cmp += [openloop("salias", rnd, 1e6, 100), openloop("aeron", rnd, 1e6, 200)]
+        # Round 2: salias fell behind the plan; its backlog is not a latency.
+        cmp[4] = dict(cmp[4], saturated=True, total_ns={"p50": 10**9, "p99": 10**10})
+        _, _, found = self.compute(cmp=cmp)
+        g = found["salias's open-loop total p50 is below Aeron's and iceoryx2's at every load neither saturated at"]
+        self.assertEqual((g.ratio[0], g.ratio[1], g.ratio[2], g.ratio[3]), (0.5, 0.5, 0.5, 2))
+
+    def test_oversubscribed_runs_make_no_headline(self):
+        ipc = []
+        for rnd in range(2):
+            for kind, per_s in (("OrderedMpsc", 3e6), ("FifoMpsc", 4e6)):
+                r = dict(throughput("throughput", rnd, per_s, batch=16, kind=kind), publishers=2)
+                ipc.append(dict(r, oversubscribed=True))
+        data, picks, _ = self.compute(ipc=ipc)
+        heads = [h.what for h in compute.headlines(data, picks)]
+        self.assertFalse([h for h in heads if "2P1S" in h], heads)
+        # The same runs, not oversubscribed, make one.
+        for r in ipc:
+            r["oversubscribed"] = False
+        data, picks, _ = self.compute(ipc=ipc)
+        self.assertTrue([h for h in compute.headlines(data, picks) if "2P1S" in h.what])
+
     def test_batch_below_single_offer_is_not_met(self):
         def run(system, api, batch, rnd, per_s):
             r = throughput("throughput", rnd, per_s, batch=batch)
