@@ -187,6 +187,7 @@ mod handle_error;
 mod kind;
 mod message;
 mod platform;
+mod prefetch;
 /// Public only for the loom models and the `testing` hooks: not API.
 #[cfg(any(loom, feature = "testing"))]
 #[doc(hidden)]

@@ -8,38 +8,19 @@ use crate::error::Result;
 use crate::handle_error::PublishError;
 use crate::kind::{GlobalOrder, Mode, Topology};
 use crate::message::Payload;
+use crate::prefetch;
 use crate::protocol;
 use crate::wait;
 use crate::wire::frame::{self, Frame};
 
 /// How far ahead of its frames a publisher prefetches ring lines for writing, and in
-/// blocks of how many bytes: 1–4 KiB ahead gave the same throughput (about 25 frames of a
-/// 64-byte message, more than a memory latency at full speed; doc/performance-notes.md).
+/// blocks of how many bytes: 1–4 KiB ahead gave the same throughput (2 KiB is about 25
+/// frames of a 64-byte message; doc/performance-notes.md).
 const PREFETCH_AHEAD: u64 = 2048;
 const PREFETCH_BLOCK: u64 = 1024;
 
 /// A cache line.
 const LINE: u64 = 64;
-
-/// Asks for the line at `at` in a state this core may write (x86 `prefetchw`, aarch64
-/// `prfm pstl1keep`); elsewhere nothing.
-#[inline(always)]
-fn prefetch_for_write(at: *const u8) {
-    // SAFETY: a prefetch is a hint: it never faults, even on an unmapped address, and
-    // changes no memory or register the program sees. x86 CPUs without PRFCHW execute
-    // `prefetchw` as a no-op.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::asm!("prefetchw [{0}]", in(reg) at, options(nostack, preserves_flags, readonly));
-    }
-    // SAFETY: as above, `prfm` is a hint.
-    #[cfg(target_arch = "aarch64")]
-    unsafe {
-        std::arch::asm!("prfm pstl1keep, [{0}]", in(reg) at, options(nostack, preserves_flags, readonly));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = at;
-}
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Address of the frame at `pos`.
@@ -77,7 +58,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             let mut line = block * PREFETCH_BLOCK + PREFETCH_AHEAD;
             let block_end = (line + PREFETCH_BLOCK).min(stop);
             while line < block_end {
-                prefetch_for_write(self.frame_at(line));
+                prefetch::for_write(self.frame_at(line));
                 line += LINE;
             }
         }

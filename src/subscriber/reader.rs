@@ -8,29 +8,17 @@ use crate::error::Result;
 use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
+use crate::prefetch;
 use crate::protocol::{self, Head};
 use crate::wire::frame::{self, Frame};
 use crate::wire::layout::CURSOR_UNTETHERED;
 
 /// Asks for the cache line after the one holding the commit word at `at`, where most of a
 /// frame's payload lies, so that when the commit arrives both lines are already in flight
-/// instead of one after the other. Elsewhere than x86-64 and AArch64 it does nothing.
+/// instead of one after the other.
 #[inline(always)]
 fn prefetch_payload_line(at: *const u8) {
-    let next_line = at.wrapping_add(64 - (at as usize & 63));
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching has no preconditions and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(next_line.cast());
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: PRFM is a hint: it never faults, whatever the address, reads no memory the
-    // program can observe and changes no register or flag.
-    unsafe {
-        std::arch::asm!("prfm pldl1keep, [{line}]", line = in(reg) next_line, options(nostack, preserves_flags, readonly));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = next_line;
+    prefetch::for_read(at.wrapping_add(64 - (at as usize & 63)));
 }
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
