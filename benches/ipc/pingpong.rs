@@ -12,9 +12,9 @@ use support::cores::{Side, core_for, pin};
 use support::jsonl::JsonLines;
 use support::records::System;
 use support::role::Children;
-use support::trips::TripTimer;
+use support::trips::{TripTimer, Trips};
 
-use crate::report::{self, Trips};
+use crate::report;
 use crate::roles::{Child, ROLE, Task};
 use crate::setup::Msg64;
 

@@ -5,7 +5,7 @@ use support::cores::cores;
 use support::hist::Quantiles;
 use support::records::{PingPong, System, Throughput, oversubscribed};
 use support::stats::{Spread, percentile, ratios};
-use support::trips::{Batched, TRIPS_PER_SAMPLE, batched_one_way};
+use support::trips::{TRIPS_PER_SAMPLE, Trips};
 
 use crate::setup::Setup;
 use crate::throughput::Run;
@@ -84,27 +84,7 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
     }
 }
 
-/// One system's round trips of a round: sorted, and the batched one-way figures, which
-/// need them in the order taken.
-#[derive(Default)]
-pub struct Trips {
-    pub sorted: Vec<u64>,
-    pub batched: Option<Batched>,
-}
-
-impl Trips {
-    pub fn of(mut in_order: Vec<u64>) -> Trips {
-        let batched = batched_one_way(&in_order);
-        in_order.sort_unstable();
-        Trips {
-            sorted: in_order,
-            batched,
-        }
-    }
-}
-
 /// One latency round, per system.
-#[derive(Default)]
 pub struct LatencyRound {
     pub floor: Trips,
     pub message_floor: Trips,

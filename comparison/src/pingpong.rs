@@ -8,7 +8,7 @@ use support::barrier::Barrier;
 use support::hist::Quantiles;
 use support::records::System;
 use support::role::Children;
-use support::trips::{Batched, TripTimer, batched_one_way};
+use support::trips::{Batched, TripTimer, Trips};
 
 use crate::error::RunError;
 use crate::message::Msg64;
@@ -35,12 +35,11 @@ pub fn ping_loop(pings: u64, barrier: &Barrier, mut round_trip: impl FnMut(u64) 
 
 /// Reports round trips `in_order` (ns, in the order taken, one stamp per trip) to the
 /// parent: their quantiles, and the one-way figures of 16-trip samples.
-pub fn report_round_trips(mut in_order: Vec<u64>) {
-    let batched = batched_one_way(&in_order);
-    in_order.sort_unstable();
+pub fn report_round_trips(in_order: Vec<u64>) {
+    let trips = Trips::of(in_order);
     Report::Pings {
-        round_trip_ns: Quantiles::of_sorted(&in_order),
-        batched,
+        round_trip_ns: Quantiles::of_sorted(&trips.sorted),
+        batched: trips.batched,
     }
     .send();
 }

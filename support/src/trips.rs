@@ -83,6 +83,27 @@ pub fn batched_one_way(trips: &[u64]) -> Option<Batched> {
     })
 }
 
+/// One run's round trips: sorted, for the per-trip quantiles, and the batched one-way
+/// figures, taken while the trips were still in the order taken.
+pub struct Trips {
+    /// The round trips in ns, ascending.
+    pub sorted: Vec<u64>,
+    /// Their one-way figures over 16-trip samples; `None` with fewer trips than a sample.
+    pub batched: Option<Batched>,
+}
+
+impl Trips {
+    /// `in_order` as a [`TripTimer`] returns them.
+    pub fn of(mut in_order: Vec<u64>) -> Trips {
+        let batched = batched_one_way(&in_order);
+        in_order.sort_unstable();
+        Trips {
+            sorted: in_order,
+            batched,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
