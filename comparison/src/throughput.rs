@@ -93,8 +93,8 @@ impl Setup {
 
     /// Processes that spin while the run lasts: every publisher and subscriber. Aeron's
     /// media driver is not one: its thread parks between duty cycles (backoff idle), and
-    /// took about 6 % of a core during a 1P1S `try_claim` flood (measured on 2 cores from
-    /// /proc/<pid>/task/*/stat, 2026-12).
+    /// took about 6 % of a core during a 1P1S `try_claim` flood (measured from
+    /// /proc/<pid>/task/*/stat on the 2-core AMD EPYC development VM, 2026-12).
     pub fn busy_processes(&self) -> u32 {
         self.publishers + self.subscribers
     }

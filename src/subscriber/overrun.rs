@@ -118,7 +118,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let head = protocol::reported_tail(&self.shared.publisher_slot(ring).progress.tail);
         if !head.is_multiple_of(self.shared.frame_align as u64) || head >= MAX_POSITION {
             return Err(self.shared.corrupt(format!(
-                "ring {ring}'s publisher reports tail {head}, which is not a frame-aligned position"
+                "ring {ring}'s publisher reports tail {head}, which is not a frame-aligned position below {MAX_POSITION}"
             )));
         }
         let reader = &mut self.readers[ring];
