@@ -86,9 +86,17 @@
 //! let (mut next, mut events) = (0, Vec::with_capacity(4));
 //! while next < 30 {
 //!     // Drain: the receive that finds nothing arms the descriptor again.
-//!     while let Some(tick) = subscriber.try_recv()? {
-//!         assert_eq!(tick.seq, next);
-//!         next += 1;
+//!     loop {
+//!         match subscriber.try_recv() {
+//!             Ok(Some(tick)) => {
+//!                 assert_eq!(tick.seq, next);
+//!                 next += 1;
+//!             }
+//!             Ok(None) => break,
+//!             // The sender dropped its publisher after everything was received.
+//!             Err(salias::ReceiveError::Disconnected) => break,
+//!             Err(other) => return Err(other.into()),
+//!         }
 //!     }
 //!     if next < 30 {
 //!         let patience = Timespec { tv_sec: 30, tv_nsec: 0 };
@@ -205,7 +213,7 @@ mod wire;
 
 pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
-    RawOrderedMpsc, Reaped, remove, remove_stale,
+    RawOrderedMpsc, Reaped, Recovered, remove, remove_stale,
 };
 pub use config::{
     AnyChannel, ChannelSettings, Config, Creates, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN,
