@@ -126,6 +126,35 @@
 //! read in place) or raw ([`RawFifoMpsc`] and friends: byte messages of any length up to
 //! [`Config::max_message_size`]).
 //!
+//! # When the other side goes away
+//!
+//! A subscriber receives everything its publishers committed, then hears once that every
+//! one of them dropped or died ([`ReceiveError::Disconnected`]); an Mpsc publisher refused
+//! for room hears once that its subscriber did ([`PublishError::NoSubscriber`]). Either
+//! then waits for the next peer as it did before the first: start-up order is no error.
+//! A drop is heard at once, a crash within 100 ms of a waiting handle's look.
+//! [`Subscriber::live_publishers`], [`Publisher::subscribers`] and `name_state` (on every
+//! handle: [`NameState`]) say who is there and whether the name still leads here.
+//!
+//! ```
+//! # use salias::{Config, SaliasMessage};
+//! # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+//! # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+//! # #[repr(C)]
+//! # struct Tick { seq: u64 }
+//! # let name = format!("doc-departure-{}", std::process::id());
+//! use salias::ReceiveError;
+//! let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+//! let mut subscriber = channel.subscriber()?;
+//! let mut publisher = channel.publisher()?;
+//! publisher.offer(&Tick { seq: 1 })?;
+//! drop(publisher); // the last publisher leaves
+//! assert_eq!(subscriber.recv()?.seq, 1); // everything it committed first
+//! assert_eq!(subscriber.recv().map(|t| t.seq), Err(ReceiveError::Disconnected));
+//! assert!(subscriber.try_recv()?.is_none()); // said once; a next publisher is received as usual
+//! # Ok::<(), salias::Error>(())
+//! ```
+//!
 //! # Crash and hostile-peer guarantees
 //!
 //! Each line is proved by a test in the repository's `tests/` folder, which CI runs.
