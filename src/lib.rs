@@ -276,7 +276,7 @@ pub use publisher::{Claim, ClaimBytes, MAX_GAP, Publisher};
 pub use salias_derive::SaliasMessage;
 pub use status::{
     ChannelStatus, NameState, PublisherStatus, RecordedType, SlotHolder, SubscriberCount, SubscriberKind,
-    SubscriberStatus, channel_status, channel_status_with, list_channels,
+    SubscriberStatus, channel_status, channel_status_with, list_channels, removed_channel_users,
 };
 pub use subscriber::{Copied, Gaps, Loss, Losses, LossySubscriber, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;
