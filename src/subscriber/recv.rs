@@ -205,8 +205,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         self.check_usable()?;
         self.release_all();
-        if count == 0
-            && max > 0
+        if count > 0 {
+            self.hot.misses = 0;
+        } else if max > 0
             && let Some(next) = self.found_nothing()?
         {
             // SAFETY: as in the loop above.
@@ -253,8 +254,9 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         }
         self.check_usable()?;
         self.release_all();
-        if count == 0
-            && max > 0
+        if count > 0 {
+            self.hot.misses = 0;
+        } else if max > 0
             && let Some(next) = self.found_nothing()?
         {
             // SAFETY: as in the loop above.
