@@ -52,6 +52,15 @@ pub enum BridgeError {
         /// What happened.
         what: String,
     },
+    /// The `in` side's state record (what it delivered, for a restart) cannot be used.
+    State {
+        /// What the bridge was doing with it, e.g. "opening".
+        doing: String,
+        /// The record's file.
+        path: std::path::PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
     /// The local channel's kind is not one this bridge knows (a newer salias).
     UnknownKind {
         /// The channel name.
@@ -90,6 +99,12 @@ impl fmt::Display for BridgeError {
                  channel allows {stream_max}; create it with Config::max_message_size({stream_max}) or more"
             ),
             BridgeError::Thread { what } => write!(f, "the bridge's thread {what}"),
+            BridgeError::State { doing, path, source } => write!(
+                f,
+                "{doing} the in side's state record {}: {source}; it must be writable (choose another \
+                 directory with --state-dir) and used by one `in` at a time",
+                path.display()
+            ),
             BridgeError::UnknownKind { channel, kind } => write!(
                 f,
                 "the channel \"{channel}\" is of kind \"{kind}\", which this bridge does not know; \
@@ -104,6 +119,7 @@ impl std::error::Error for BridgeError {
         match self {
             BridgeError::Salias { source, .. } => Some(source),
             BridgeError::Zenoh { source, .. } => Some(&**source),
+            BridgeError::State { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -38,6 +38,7 @@
 
 mod error;
 mod inbound;
+mod ledger;
 mod local;
 mod outbound;
 mod session;

@@ -166,6 +166,17 @@ impl Sink {
         })
     }
 
+    /// The near channel's publisher slot this sink publishes from.
+    pub(crate) fn slot(&self) -> usize {
+        each_kind!(Sink, self, f => f.publisher.slot())
+    }
+
+    /// Messages that slot has committed, by this publisher and earlier holders: what
+    /// `PublisherStatus::published` shows after this process dies.
+    pub(crate) fn published(&self) -> u64 {
+        each_kind!(Sink, self, f => f.publisher.published())
+    }
+
     /// Declares `count` (at most `salias::MAX_GAP`) sequence numbers lost in the local
     /// channel, so its subscribers report them as a gap; with `wait`, waits up to that
     /// long for room. Only Ordered channels have numbers: on a FIFO channel there is

@@ -153,6 +153,10 @@ struct InArgs {
     /// Exit with status 0 after this many far `out` sides went away (0: never)
     #[arg(long, default_value_t = 0, value_name = "N")]
     exit_after_lost_outs: u64,
+    /// Where to keep the state record that lets a restarted `in` report what it missed
+    /// (default /dev/shm, else $XDG_RUNTIME_DIR, else the temporary directory)
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
     #[command(flatten)]
     zenoh: ZenohArgs,
 }
@@ -229,8 +233,14 @@ fn run_in(args: InArgs) -> Result<(), String> {
         BackpressureArg::Drop => Backpressure::Drop,
     };
     config.capacity = args.capacity;
+    config.state_dir = args.state_dir.clone();
     let inbound = Bridge::inbound(config).map_err(|e| e.to_string())?;
-    println!("in: \"{}\" into channel \"{}\"", args.key, args.channel);
+    println!(
+        "in: \"{}\" into channel \"{}\" (state record {})",
+        args.key,
+        args.channel,
+        inbound.state_path().display()
+    );
     let mut last = Instant::now();
     let mut lost_outs = 0;
     loop {
@@ -265,6 +275,19 @@ fn run_in(args: InArgs) -> Result<(), String> {
                         println!("out lost: stream {stream_id:016x} went away; {:?}", inbound.stats());
                     }
                     InEvent::Malformed { reason } => println!("malformed sample: {reason}"),
+                    InEvent::Undelivered {
+                        stream_id,
+                        messages,
+                        sequences,
+                        in_doubt,
+                        gap_in_doubt,
+                    } => println!(
+                        "{}",
+                        undelivered(*stream_id, messages, sequences, in_doubt, *gap_in_doubt)
+                    ),
+                    InEvent::Unrecorded { error } => println!(
+                        "state not recorded: {error}; a restarted in may report as undelivered what this one delivered"
+                    ),
                 }
                 if args.exit_after_lost_outs > 0 && lost_outs >= args.exit_after_lost_outs {
                     println!("in: {:?}", inbound.stats());
@@ -278,7 +301,7 @@ fn run_in(args: InArgs) -> Result<(), String> {
             last = Instant::now();
             let s = inbound.stats();
             eprintln!(
-                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} allocations={}",
+                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} undelivered={} in_doubt={} unrecorded={} allocations={}",
                 s.samples,
                 s.messages,
                 s.delivered,
@@ -290,8 +313,52 @@ fn run_in(args: InArgs) -> Result<(), String> {
                 s.malformed,
                 s.refused,
                 s.outs_lost,
+                s.undelivered,
+                s.in_doubt,
+                s.unrecorded,
                 allocations()
             );
         }
     }
+}
+
+/// The line for [`InEvent::Undelivered`], e.g. "undelivered in stream 00ab…: messages
+/// 28..29 (1) were not delivered by the previous in; sequence numbers 28..29 (1) declared
+/// missing in the near channel".
+fn undelivered(
+    stream_id: u64,
+    messages: &std::ops::Range<u64>,
+    sequences: &Option<std::ops::Range<u64>>,
+    in_doubt: &std::ops::Range<u64>,
+    gap_in_doubt: u64,
+) -> String {
+    let count = |range: &std::ops::Range<u64>| range.end - range.start;
+    let mut line = format!(
+        "undelivered in stream {stream_id:016x}: messages {}..{} ({}) were not delivered by the previous in",
+        messages.start,
+        messages.end,
+        count(messages)
+    );
+    if let Some(sequences) = sequences {
+        line += &format!(
+            "; sequence numbers {}..{} ({}) declared missing in the near channel",
+            sequences.start,
+            sequences.end,
+            count(sequences)
+        );
+    }
+    if !in_doubt.is_empty() {
+        line += &format!(
+            "; messages {}..{} ({}) in doubt: the previous in was publishing them as it died, and how many arrived cannot be told",
+            in_doubt.start,
+            in_doubt.end,
+            count(in_doubt)
+        );
+    }
+    if gap_in_doubt > 0 {
+        line += &format!(
+            "; the first {gap_in_doubt} of those numbers were being declared as it died and may be declared twice"
+        );
+    }
+    line
 }

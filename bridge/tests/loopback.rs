@@ -321,3 +321,13 @@ fn drop_mode_counts_what_a_full_local_channel_refused() {
         "nothing more arrives"
     );
 }
+
+#[test]
+fn a_killed_and_restarted_fifo_in_reports_exactly_what_it_never_delivered() {
+    common::a_killed_in_reports_what_it_never_delivered(false, &[], &[], "127.0.0.1");
+}
+
+#[test]
+fn a_killed_and_restarted_ordered_in_declares_what_it_never_delivered_as_a_gap() {
+    common::a_killed_in_reports_what_it_never_delivered(true, &[], &[], "127.0.0.1");
+}

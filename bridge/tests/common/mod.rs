@@ -79,8 +79,17 @@ impl Bridge {
             }
             None => Command::new(binary),
         };
+        // Every `in` keeps its state record in the test's own directory, not /dev/shm.
+        let state = std::env::temp_dir().join(format!("bridge-tests-{}", std::process::id()));
+        let state = state.to_str().expect("UTF-8").to_owned();
+        if args.first() == Some(&"in") && !args.contains(&"--state-dir") {
+            command.args(["in", "--state-dir", &state]);
+            std::fs::create_dir_all(&state).expect("create the tests' state directory");
+        } else {
+            command.args(args.first());
+        }
         let mut child = command
-            .args(args)
+            .args(args.iter().skip(1))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -277,5 +286,151 @@ pub fn pass_through(publisher: &mut Publisher<Tick>, subscriber: &mut Subscriber
     for seq in seqs {
         let tick = *subscriber.recv_timeout(STEP).unwrap();
         assert!(tick.is_intact() && tick.seq == seq, "expected {seq}, got {tick:?}");
+    }
+}
+
+/// A directory for one test's `in` state records, removed when dropped.
+pub struct StateDir(pub std::path::PathBuf);
+
+impl StateDir {
+    pub fn new(what: &str) -> StateDir {
+        let dir = std::env::temp_dir().join(unique(&format!("state-{what}")));
+        std::fs::create_dir_all(&dir).expect("create the state directory");
+        StateDir(dir)
+    }
+    pub fn arg(&self) -> String {
+        self.0.to_str().expect("UTF-8").to_owned()
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The message range in a restarted `in`'s "undelivered in stream ID: messages A..B (N)
+/// were not delivered …" line.
+pub fn undelivered_of(line: &str) -> std::ops::Range<u64> {
+    let range = line.split(": messages ").nth(1).and_then(|r| r.split(' ').next());
+    let (start, end) = range
+        .and_then(|r| r.split_once(".."))
+        .unwrap_or_else(|| panic!("no A..B in {line:?}"));
+    start.parse().unwrap()..end.parse().unwrap()
+}
+
+/// A count in an `in` or `out` "… stats: name=N …" line.
+pub fn stat(line: &str, name: &str) -> u64 {
+    line.split(&format!(" {name}="))
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+}
+
+/// `in` is SIGKILLed while it holds messages it could not deliver yet (the near channel
+/// is full and nobody reads it), and restarted with the same state record: the restart
+/// must report exactly the messages that never reached the near channel, and every other
+/// message of the stream must arrive, intact and in order. `in` listens on
+/// `address:port` inside `in_prefix`, `out` connects from inside `out_prefix`.
+pub fn a_killed_in_reports_what_it_never_delivered(
+    ordered: bool,
+    in_prefix: &[&str],
+    out_prefix: &[&str],
+    address: &str,
+) {
+    // Sent before the kill; the near ring holds about 128 of them.
+    const BEFORE: u64 = 3_000;
+    // Sent after the restart, so the restarted `in` sees the stream again.
+    const AFTER: u64 = 100;
+    let what = if ordered { "killed-in-ordered" } else { "killed-in-fifo" };
+    let (from, to) = (unique(&format!("{what}-a")), unique(&format!("{what}-b")));
+    let state = StateDir::new(what);
+    let (listen, connect) = endpoints(address, free_port());
+    let key = unique(what);
+    let dir = state.arg();
+    let in_args = [
+        args(&["in", "--key", &key, "--channel", &to], &listen),
+        vec!["--state-dir", &dir],
+    ]
+    .concat();
+    let far = Config::new(&from).capacity(4 << 20);
+    let near = Config::new(&to).capacity(4096);
+    // Either kind, as the same calls: publishers of Tick with the sequence = tick.seq.
+    let (fifo, ordered_channels) = if ordered {
+        (
+            None,
+            Some((
+                OrderedMpsc::<Tick>::create(&far).unwrap(),
+                OrderedMpsc::<Tick>::create(&near).unwrap(),
+            )),
+        )
+    } else {
+        (
+            Some((
+                FifoMpsc::<Tick>::create(&far).unwrap(),
+                FifoMpsc::<Tick>::create(&near).unwrap(),
+            )),
+            None,
+        )
+    };
+    let mut publish: Box<dyn FnMut(u64)> = match (&fifo, &ordered_channels) {
+        (Some((source, _)), _) => {
+            let mut publisher = source.publisher().unwrap();
+            Box::new(move |seq| publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap())
+        }
+        (_, Some((source, _))) => {
+            let mut publisher = source.publisher().unwrap();
+            Box::new(move |seq| publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap())
+        }
+        _ => unreachable!("one kind or the other"),
+    };
+    let mut send = |seqs: std::ops::Range<u64>| seqs.for_each(&mut publish);
+    let mut first = Bridge::spawn(in_prefix, &in_args);
+    first.wait_for("in: ");
+    let mut outbound = Bridge::spawn(
+        out_prefix,
+        &[
+            args(&["out", "--channel", &from, "--key", &key], &connect),
+            vec!["--stats-every", "20"],
+        ]
+        .concat(),
+    );
+    send(0..BEFORE);
+    // `out` has sent them all; `in` delivered what the near ring takes and holds the rest.
+    outbound.wait_for(&format!("messages={BEFORE} "));
+    first.wait_for("stream ");
+    std::thread::sleep(Duration::from_millis(200));
+    first.kill();
+    let mut second = Bridge::spawn(in_prefix, &in_args);
+    second.wait_for("in: ");
+    send(BEFORE..BEFORE + AFTER);
+    let line = second.wait_for("undelivered in stream");
+    let missing = undelivered_of(&line);
+    assert!(!line.contains("in doubt"), "a kill while blocked is exact: {line}");
+    assert!(
+        !missing.is_empty() && missing.end <= BEFORE,
+        "the killed in held messages it never delivered: {line}"
+    );
+    if let Some((_, target)) = &ordered_channels {
+        assert!(
+            line.contains(&format!("sequence numbers {}..{}", missing.start, missing.end)),
+            "{line}"
+        );
+        all_but(target, BEFORE + AFTER, missing);
+    } else if let Some((_, target)) = &fifo {
+        let mut subscriber = target.subscriber().unwrap();
+        let expected: Vec<u64> = (0..BEFORE + AFTER).filter(|seq| !missing.contains(seq)).collect();
+        let mut received = Vec::new();
+        while received.len() < expected.len() {
+            let tick = *subscriber.recv_timeout(STEP).unwrap();
+            assert!(tick.is_intact(), "damaged: {tick:?}");
+            received.push(tick.seq);
+        }
+        assert_eq!(received, expected, "everything but what was reported, in order");
+        assert!(
+            subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+            "nothing more arrives"
+        );
     }
 }
