@@ -95,6 +95,13 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
         self.shared.max_message_len
     }
 
+    /// Whether the channel's name still leads to this handle's channel, or the channel was
+    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// calls; for cold paths.
+    pub fn name_state(&self) -> Result<crate::NameState> {
+        self.shared.name_state()
+    }
+
     /// Whether this handle created the channel.
     pub fn is_owner(&self) -> bool {
         self.ownership.is_some()

@@ -137,7 +137,7 @@ pub enum TrustProblem {
 /// # let _ = Duration::ZERO;
 /// # Ok::<(), salias::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// A channel name is not valid.
@@ -346,6 +346,38 @@ impl Error {
             name: name.to_owned(),
             what: what.into(),
         }
+    }
+}
+
+/// The variant's name, then the sentence `Display` writes: a `main` returning
+/// `Result<(), salias::Error>` prints what went wrong and what to do, not a field dump.
+/// Match on the variant for its fields.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let variant = match self {
+            Error::InvalidName { .. } => "InvalidName",
+            Error::InvalidConfig { .. } => "InvalidConfig",
+            Error::NotFound { .. } => "NotFound",
+            Error::AlreadyExists { .. } => "AlreadyExists",
+            Error::Stale { .. } => "Stale",
+            Error::TypeMismatch { .. } => "TypeMismatch",
+            Error::KindMismatch { .. } => "KindMismatch",
+            Error::VersionMismatch { .. } => "VersionMismatch",
+            Error::NotAChannel { .. } => "NotAChannel",
+            Error::Initializing { .. } => "Initializing",
+            Error::Corrupt { .. } => "Corrupt",
+            Error::NoFreeSlot { .. } => "NoFreeSlot",
+            Error::SlotInUse { .. } => "SlotInUse",
+            Error::SlotOutOfRange { .. } => "SlotOutOfRange",
+            Error::Platform { .. } => "Platform",
+            Error::NoSpace { .. } => "NoSpace",
+            Error::Untrusted { .. } => "Untrusted",
+            Error::Inherited { .. } => "Inherited",
+            Error::Unsupported { .. } => "Unsupported",
+            Error::Publish(small) => return write!(f, "Publish({small:?}): {self}"),
+            Error::Receive(small) => return write!(f, "Receive({small:?}): {self}"),
+        };
+        write!(f, "{variant}: {self}")
     }
 }
 

@@ -44,6 +44,13 @@ pub enum PublishError {
     Backpressured,
     /// A blocking send gave up after its timeout; nothing was written.
     TimedOut,
+    /// Mpsc: the ring is full and the subscriber has gone (dropped, or its process died),
+    /// so nobody will release room; nothing was written. `send`, `send_timeout` and
+    /// `send_async` return it instead of waiting. Reported once per departure: the next
+    /// call waits for a next subscriber, which resumes where the last one stopped, as a
+    /// publisher that started before any subscriber waits for the first
+    /// ([`Publisher::subscribers`](crate::Publisher::subscribers) says who is there).
+    NoSubscriber,
     /// A raw message is larger than the channel (or the claim) accepts.
     MessageTooLarge {
         /// The message length in bytes.
@@ -123,6 +130,11 @@ pub enum ReceiveError {
     /// overwritten, so it hands out no more borrowed views; go on with
     /// [`Subscriber::into_lossy`](crate::Subscriber::into_lossy).
     Demoted,
+    /// Every publisher has gone (dropped, or its process died) and everything they
+    /// committed has been received. Reported once per departure: the next receive waits
+    /// for (or, `try_recv`, looks for) a next publisher, whose messages arrive as usual.
+    /// A subscriber that joined before any publisher waits for the first without this.
+    Disconnected,
     /// A raw lossy receive found a message longer than the caller's buffer; nothing was
     /// received. Call again with a buffer of the channel's `max_message_size`.
     BufferTooSmall {
@@ -139,6 +151,7 @@ const CORRUPT: &str = "the channel holds data that breaks the salias protocol: a
 const TRUNCATED: &str = "another process truncated the channel's shared memory while it was mapped here; what was in it is gone, so recreate the channel and find out which process shrank it";
 const INHERITED: &str = "this handle was inherited across fork(): its slot belongs to the parent process; in the child, connect to the channel again";
 const DEMOTED: &str = "a publisher demoted this subscriber to lossy: it held the publisher back for longer than the channel's tether_timeout, so messages it has not released may be overwritten and it hands out no more borrowed views; call `into_lossy()` and go on receiving copies, with every loss counted (or raise tether_timeout)";
+const DISCONNECTED: &str = "every publisher of the channel has gone (dropped, or its process died) and everything they sent was received; receive again to wait for a next publisher, or stop";
 const TIMED_OUT: &str = "the blocking call timed out before it could complete";
 const NO_RUNTIME: &str = "the async call was polled outside a tokio runtime: await it in a task of a runtime built with IO enabled (`#[tokio::main]`, or `Builder::enable_io`)";
 const RUNTIME_SHUT_DOWN: &str = "the tokio runtime this handle was waiting in is shutting down; nothing was received or written: await the call again in a running runtime";
@@ -151,6 +164,9 @@ impl fmt::Display for PublishError {
                 "the ring is full: subscribers have not released enough space; nothing was written, retry later or use a blocking send",
             ),
             PublishError::TimedOut => f.write_str(TIMED_OUT),
+            PublishError::NoSubscriber => f.write_str(
+                "the ring is full and the channel's subscriber has gone (dropped, or its process died), so nobody will release room; nothing was written: what is in the ring waits for a next subscriber, so publish again to wait for one, or stop",
+            ),
             PublishError::MessageTooLarge { len, max } => write!(
                 f,
                 "message of {len} bytes is larger than the channel's maximum of {max} bytes; split it or create the channel with a larger `max_message_size`"
@@ -185,6 +201,7 @@ impl fmt::Display for ReceiveError {
             ReceiveError::RuntimeShutDown => RUNTIME_SHUT_DOWN,
             ReceiveError::Reactor => REACTOR,
             ReceiveError::Demoted => DEMOTED,
+            ReceiveError::Disconnected => DISCONNECTED,
             ReceiveError::BufferTooSmall { len, buffer } => {
                 return write!(
                     f,

@@ -238,8 +238,8 @@ pub use publisher::{Claim, ClaimBytes, MAX_GAP, Publisher};
 /// ```
 pub use salias_derive::SaliasMessage;
 pub use status::{
-    ChannelStatus, PublisherStatus, RecordedType, SlotHolder, SubscriberKind, SubscriberStatus, channel_status,
-    channel_status_with, list_channels,
+    ChannelStatus, NameState, PublisherStatus, RecordedType, SlotHolder, SubscriberCount, SubscriberKind,
+    SubscriberStatus, channel_status, channel_status_with, list_channels,
 };
 pub use subscriber::{Copied, Gaps, Loss, Losses, LossySubscriber, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;

@@ -273,6 +273,15 @@ pub(crate) fn wake_subscribers(wake: &WakeWord, reached: bool) {
     }
 }
 
+/// Wakes every sleeper on `wake`, whether or not a waker already claimed the wake: after
+/// a handle freed its slot, so that peers waiting on it look again and see it gone (or a
+/// subscriber joined, for publishers refused for want of one). One futex call; cold paths.
+#[cold]
+pub(crate) fn wake_everyone(wake: &WakeWord) {
+    protocol::bump_wake(wake);
+    platform::wake_all(&wake.seq);
+}
+
 #[cold]
 fn wake_slow(wake: &WakeWord) {
     if protocol::claim_wake(wake) {

@@ -152,11 +152,22 @@ fn assert_rate_limited_liveness_checks(test: &str, tag: &str) {
 #[test]
 fn backpressured_fanout_publisher_checks_liveness_rarely() {
     const TEST: &str = "backpressured_fanout_publisher_checks_liveness_rarely";
-    if role().as_deref() == Some("traced") {
-        let channel =
-            FifoFanout::<Tick>::create(&Config::new(unique_name("syscall-fanout-bp")).capacity(4096)).unwrap();
-        let mut publisher = channel.publisher().unwrap();
+    if role().as_deref() == Some("reader") {
+        // Joins and stops, alive and never reading: a holder in another process, whose
+        // liveness only the system can tell (a slot of the publisher's own process needs
+        // no check).
+        let channel = FifoFanout::<Tick>::connect(&support::arg::<String>("NAME")).unwrap();
         let _never_reads = channel.subscriber().unwrap();
+        // SAFETY: raise has no memory-safety preconditions.
+        unsafe { libc::raise(libc::SIGSTOP) };
+        unreachable!("the parent kills the stopped reader");
+    }
+    if role().as_deref() == Some("traced") {
+        let name = unique_name("syscall-fanout-bp");
+        let channel = FifoFanout::<Tick>::create(&Config::new(&name).capacity(4096)).unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        let reader = support::spawn(TEST, "reader", &[("NAME", name.clone())]);
+        support::wait_until_stopped(&reader, std::time::Duration::from_secs(60));
         let tick = Tick { seq: 1, words: [0; 7] };
         while publisher.offer(&tick).is_ok() {}
         traced_calls("salias-bp", || {

@@ -14,7 +14,7 @@ use std::time::Instant;
 use readiness_support::{ARRIVAL, readable};
 #[cfg(target_os = "linux")]
 use rustix::event::{Timespec, epoll};
-use salias::{Config, FifoMpsc};
+use salias::{Config, FifoMpsc, ReceiveError};
 #[cfg(target_os = "linux")]
 use support::report;
 use support::{Sample, arg, role, spawn, unique_name, wait_all};
@@ -76,6 +76,11 @@ fn the_descriptor_is_readable_exactly_when_a_message_waits() {
         readable(&subscriber, Duration::ZERO),
         "the drain has not found the end yet"
     );
+    // The publisher process has gone: said once, then the receive finds nothing and arms.
+    assert_eq!(
+        subscriber.try_recv().map(|m| m.is_none()),
+        Err(ReceiveError::Disconnected)
+    );
     assert!(subscriber.try_recv().unwrap().is_none());
     assert!(!readable(&subscriber, Duration::ZERO), "readable after draining");
     // Another empty receive while armed changes nothing.
@@ -92,6 +97,13 @@ fn the_descriptor_is_readable_exactly_when_a_message_waits() {
     let mut seen = Vec::new();
     assert_eq!(subscriber.poll(16, |_, sample| seen.push(sample.seq)).unwrap(), 1);
     assert_eq!(seen, [3]);
+    // Its publisher has gone, which is news too: readable until a receive has said so.
+    assert!(
+        readable(&subscriber, Duration::ZERO),
+        "the departure left it unreadable"
+    );
+    assert_eq!(subscriber.poll(16, |_, _| {}), Err(ReceiveError::Disconnected));
+    assert_eq!(subscriber.poll(16, |_, _| {}), Ok(0));
     assert!(
         !readable(&subscriber, Duration::ZERO),
         "readable after `poll` drained it"
@@ -178,15 +190,26 @@ fn an_epoll_loop_receives_every_burst_from_two_publishers() {
         for event in ready.iter() {
             wakes += 1;
             let at = event.data.u64() as usize;
-            while let Some(sample) = subscribers[at].try_recv().unwrap() {
-                assert_eq!((sample.producer, sample.seq), (at as u64, next[at]), "channel {at}");
-                next[at] += 1;
+            loop {
+                match subscribers[at].try_recv() {
+                    Ok(Some(sample)) => {
+                        assert_eq!((sample.producer, sample.seq), (at as u64, next[at]), "channel {at}");
+                        next[at] += 1;
+                    }
+                    Ok(None) => break,
+                    // Its publisher process finished: said once, and the loop goes on.
+                    Err(ReceiveError::Disconnected) => {}
+                    Err(e) => panic!("{e}"),
+                }
             }
         }
     }
     wait_all(children, Duration::from_secs(30));
     report(format!("{} messages in {wakes} wake-ups", 2 * BURSTS * BURST));
     for subscriber in &mut subscribers {
+        // Each publisher has gone: said once (unless the loop heard it already).
+        let rest = subscriber.try_recv().map(|m| m.is_none());
+        assert!(matches!(rest, Ok(true) | Err(ReceiveError::Disconnected)), "{rest:?}");
         assert!(subscriber.try_recv().unwrap().is_none());
         assert!(!readable(subscriber, Duration::ZERO));
     }
@@ -232,6 +255,11 @@ fn sixty_four_watched_subscribers_share_one_watcher() {
             wait_all(vec![("publisher", publisher)], ARRIVAL);
             for subscriber in &mut subscribers {
                 assert_eq!(subscriber.try_recv().unwrap().unwrap().seq, 7);
+                // The publisher process has gone: said once, then nothing.
+                assert_eq!(
+                    subscriber.try_recv().map(|m| m.is_none()),
+                    Err(ReceiveError::Disconnected)
+                );
                 assert!(subscriber.try_recv().unwrap().is_none());
                 assert!(!readable(subscriber, Duration::ZERO));
             }

@@ -161,8 +161,10 @@ fn a_burst_of_commits_wakes_a_sleeper_once_per_sleep() {
     let sleeps = calls.iter().filter(|l| is_barrier(l)).count() + 1;
     println!("{BURST} commits woke the subscriber {wakes} times over {sleeps} sleeps");
     assert!(wakes >= 1, "the sleeping subscriber was never woken");
+    // And one when the subscriber drops at the end: it wakes publishers waiting for room
+    // (on the room line), which might wait for it.
     assert!(
-        wakes <= sleeps,
+        wakes <= sleeps + 1,
         "{wakes} wake calls for {sleeps} sleeps:\n{}",
         calls.join("\n")
     );

@@ -79,7 +79,12 @@ fn run_role<K: Topology>(role: &str) {
                 "subscriber",
                 &mut subscriber,
                 |subscriber| subscriber.try_recv().map(|m| m.map(|m| m.seq)),
-                |error| matches!(error, ReceiveError::Corrupt | ReceiveError::Truncated).then_some(true),
+                |error| match error {
+                    ReceiveError::Corrupt | ReceiveError::Truncated => Some(true),
+                    // The publisher process may stop first, having found the damage.
+                    ReceiveError::Disconnected => Some(false),
+                    _ => None,
+                },
                 |subscriber| subscriber.fault(),
             );
         }

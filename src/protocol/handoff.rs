@@ -62,6 +62,19 @@ pub fn replace_if_dead<W: Word>(holder: &W, to: u64, alive: impl Fn(u64) -> bool
 /// claimant. Also how an owner detaches from a kept channel (its owner word).
 #[inline]
 pub fn release_slot<W: Word>(holder: &W) {
-    // SYNC POINT slot-handoff (release side).
+    // SYNC POINT slot-handoff (release side), and SYNC POINT departure (holder side):
+    // peers waiting on this holder load the word with Acquire in `is_free`.
     holder.store(SLOT_FREE, Ordering::Release);
+}
+
+/// Whether the slot is free, as a peer waiting on its holder sees it: a subscriber
+/// deciding that no publisher is left, a publisher that no subscriber is.
+///
+/// SYNC POINT departure: a holder's last writes (its final commits, an Mpsc subscriber's
+/// last cursor release) happen before `release_slot`'s Release store; seeing `SLOT_FREE`
+/// here with Acquire, the peer's next look at the ring sees every one of them, so a
+/// subscriber that finds nothing after this has received everything the holder committed.
+#[inline]
+pub fn is_free<W: Word>(holder: &W) -> bool {
+    holder.load(Ordering::Acquire) == SLOT_FREE
 }

@@ -38,6 +38,7 @@ use crate::protocol;
 use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
+use crate::wire::frame::round_up;
 use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 
 /// Publishes messages of type `T` into its own ring of a channel.
@@ -68,6 +69,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// false-share them on every message.
     hot: CachePadded<WriteState>,
     window: u64,
+    /// Fanout: how far past its tail the write limit, and so the overwrite frontier lossy
+    /// subscribers read, may reach (`refresh_limit`).
+    frontier_step: u64,
     max_len: usize,
     progress: ShmPtr<Progress>,
     wake: ShmPtr<WakeWord>,
@@ -84,6 +88,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// Fanout with a tether timeout: since when, and at which tail, offers have been
     /// refused (`tether`).
     held: Option<(Instant, u64)>,
+    /// Mpsc: a subscriber held the slot when this publisher connected or at a refusal
+    /// since; a refusal that then finds the slot free reports `NoSubscriber` (once).
+    expects_subscriber: bool,
     /// Taken out while a blocking call runs, so waiting never allocates.
     strategy: Option<Box<dyn WaitStrategy>>,
     /// The channel's health cell (`platform::guard`), checked on every call.
@@ -112,6 +119,16 @@ struct WriteState {
     /// Fanout: the overwrite frontier last published for lossy subscribers
     /// (`protocol::advance_frontier`); at least `limit`.
     frontier: u64,
+}
+
+/// A lossy subscriber takes every position below `frontier - capacity` as overwritten, so
+/// a frontier that ran a whole window ahead of the tail would count unread frames just
+/// behind the tail as lost. Kept to a quarter window (never below one largest frame, which
+/// must fit), a lossy reader within `capacity - window / 4` bytes of the tail loses
+/// nothing, for one more limit refresh per quarter window.
+fn frontier_step(shared: &Shared) -> u64 {
+    let largest = round_up(shared.header_len + shared.max_message_len, shared.frame_align);
+    (shared.window / 4).max(largest).min(shared.window) as u64
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
@@ -155,6 +172,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 frontier: shared.publisher_slot(slot).overwrite.frontier.load(Ordering::Relaxed),
             }),
             window: shared.window as u64,
+            frontier_step: frontier_step(&shared),
             max_len: shared.max_message_len,
             progress,
             wake,
@@ -167,6 +185,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             slot,
             health: shared.health(),
             shared,
+            expects_subscriber: false,
             strategy: Some(Box::new(Adaptive::default())),
             fault: FaultRecord::default(),
             _marker: KindMarker::default(),
@@ -185,6 +204,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         if let Err(small) = publisher.refresh_limit() {
             return Err(publisher.fault.full(small));
         }
+        // The first limit is no sign of a subscriber; one holding the slot now is.
+        publisher.expects_subscriber = !K::FANOUT && publisher.subscribers().tethered > 0;
         Ok(publisher)
     }
 
@@ -198,9 +219,46 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         self.hot.published
     }
 
+    /// The subscribers connected now: slots held by a live process, by kind (on an Mpsc
+    /// channel, its one subscriber counts as tethered). Checks each holder (system calls):
+    /// for deciding whether to publish at all, not for every message.
+    ///
+    /// ```
+    /// # let name = format!("doc-publisher-subscribers-{}", std::process::id());
+    /// let channel = salias::RawFifoFanout::create(&salias::Config::new(&name))?;
+    /// let publisher = channel.publisher()?;
+    /// assert_eq!(publisher.subscribers(), salias::SubscriberCount { tethered: 0, lossy: 0 });
+    /// let (_tethered, _lossy) = (channel.subscriber()?, channel.lossy_subscriber()?);
+    /// assert_eq!(publisher.subscribers(), salias::SubscriberCount { tethered: 1, lossy: 1 });
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn subscribers(&self) -> crate::SubscriberCount {
+        let shared = &*self.shared;
+        let mut count = crate::SubscriberCount::default();
+        for s in 0..shared.subscribers as usize {
+            let slot = shared.subscriber_slot(s);
+            if shared.live_holders(std::iter::once(&*slot.holder)) == 0 {
+                continue;
+            }
+            if K::FANOUT && slot.flow.kind.load(Ordering::Relaxed) != crate::wire::layout::SUBSCRIBER_TETHERED {
+                count.lossy += 1;
+            } else {
+                count.tethered += 1;
+            }
+        }
+        count
+    }
+
     /// Offers this slot has had refused for lack of room.
     pub fn backpressured(&self) -> u64 {
         self.hot.backpressured
+    }
+
+    /// Whether the channel's name still leads to this handle's channel, or the channel was
+    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// calls; for cold paths.
+    pub fn name_state(&self) -> Result<crate::NameState> {
+        self.shared.name_state()
     }
 
     /// The full error behind the last [`PublishError::Corrupt`], [`Truncated`] or
@@ -254,6 +312,8 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
         // The tail is reported before the slot is freed, so a successor starts after it.
         self.publish_progress();
         protocol::release_slot(&self.shared.publisher_slot(self.slot).holder.token);
+        // Subscribers waiting for messages look again: this may have been the last publisher.
+        crate::wait::wake_everyone(self.wake.get());
     }
 }
 

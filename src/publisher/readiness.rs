@@ -70,6 +70,11 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// hold something a retry must report). Reads the cursors; changes nothing.
     pub(super) fn room_appeared(&self) -> bool {
         let shared = &*self.shared;
+        if !K::FANOUT && self.expects_subscriber == self.no_subscriber() {
+            // The subscriber holding us back left (the retry reports `NoSubscriber`), or
+            // one joined while none was expected (its releases will make room).
+            return true;
+        }
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
         let limit = protocol::write_limit(self.hot.tail, self.window, self.mask + 1, K::FANOUT, cursors);
         !matches!(limit, Ok(limit) if limit < self.hot.wanted)

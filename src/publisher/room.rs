@@ -21,6 +21,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     pub(super) fn refresh_limit(&mut self) -> Result<(), PublishError> {
         let shared = &*self.shared;
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
+        let before = self.hot.limit;
         self.hot.limit = protocol::write_limit(self.hot.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
             |protocol::BadCursor { subscriber, cursor }| {
                 let what = format!(
@@ -32,9 +33,18 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 PublishError::from(self.fault.corrupt(shared, what))
             },
         )?;
-        if K::FANOUT && self.hot.limit > self.hot.frontier {
-            // Before any write past the old frontier: lossy subscribers must know.
-            self.advance_frontier();
+        if !K::FANOUT && self.hot.limit > before {
+            // Room released: a subscriber is there (or was, and its leaving is news).
+            self.expects_subscriber = true;
+        }
+        if K::FANOUT {
+            // Lossy subscribers read the limit as what may be overwritten: it runs at most a
+            // step ahead of the tail (`frontier_step`).
+            self.hot.limit = self.hot.limit.min(self.hot.tail + self.frontier_step);
+            if self.hot.limit > self.hot.frontier {
+                // Before any write past the old frontier: lossy subscribers must know.
+                self.advance_frontier();
+            }
         }
         Ok(())
     }
@@ -65,8 +75,13 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                     .get()
                     .backpressured
                     .store(self.hot.backpressured, Ordering::Relaxed);
+                let departed = !K::FANOUT && self.subscriber_departed();
                 self.refused(pos + frames);
-                return Err(PublishError::Backpressured);
+                return Err(if departed {
+                    PublishError::NoSubscriber
+                } else {
+                    PublishError::Backpressured
+                });
             }
         }
         self.prefetch_ahead(pos, pos + frames);
@@ -74,9 +89,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 
     /// Backpressured: checks whether the channel's objects were truncated (a subscriber
-    /// that stopped releasing may be one that lost its memory) and, if a dead fanout
-    /// subscriber is what holds us back, frees its slot and recomputes the limit. At most
-    /// every `REAP_INTERVAL`, since both make system calls.
+    /// that stopped releasing may be one that lost its memory) and frees the slots of dead
+    /// subscribers: on a fanout channel the limit is then recomputed without them, on an
+    /// Mpsc channel the refusal becomes `NoSubscriber`. At most every `REAP_INTERVAL`,
+    /// since both make system calls.
     #[cold]
     pub(super) fn reap_dead_subscribers(&mut self) -> Result<(), PublishError> {
         let now = Instant::now();
@@ -88,7 +104,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             return Err(self.fault.record(&self.shared, error).into());
         }
         if !K::FANOUT {
-            return Ok(()); // an Mpsc subscriber's place is kept for its successor
+            // A dead Mpsc subscriber's slot is freed, its cursors kept for its successor;
+            // the refusal then says no subscriber is left.
+            self.shared.reap_subscribers(false);
+            return Ok(());
         }
         if self.shared.reap(true).1 > 0 {
             self.refresh_limit()?;
@@ -97,6 +116,23 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             self.demote_stuck_subscribers(now)?;
         }
         Ok(())
+    }
+
+    /// Mpsc: whether the subscriber slot is free (its holder left, or a check freed a dead
+    /// one's slot). One load of a line only claims and releases write.
+    pub(super) fn no_subscriber(&self) -> bool {
+        let shared = &*self.shared;
+        (0..shared.subscribers as usize).all(|s| protocol::is_free(&shared.subscriber_slot(s).holder.token))
+    }
+
+    /// Mpsc, refused for lack of room: whether the subscriber this publisher expected has
+    /// gone, so nobody will release room. Reported once: from then on the publisher waits
+    /// for a next subscriber as one does that started before any (`Backpressured`).
+    fn subscriber_departed(&mut self) -> bool {
+        let gone = self.no_subscriber();
+        let departed = gone && self.expects_subscriber;
+        self.expects_subscriber = !gone;
+        departed
     }
 
     /// How many frames of `frame` bytes fit now, refreshing the limit if fewer than

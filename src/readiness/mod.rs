@@ -83,6 +83,12 @@ impl Readiness {
         self.slot.fd.as_fd()
     }
 
+    /// Whether a poll loop watches the descriptor (`as_fd` was called).
+    #[inline(always)]
+    pub(crate) fn is_watching(&self) -> bool {
+        self.watching.get()
+    }
+
     /// The handle found nothing: arms, if it is watched and not armed already. `ready`
     /// is its last look (a committed frame, room), run after the sleeper's barrier.
     #[inline(always)]

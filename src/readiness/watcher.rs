@@ -25,6 +25,11 @@ use crate::wire::layout::WakeWord;
 /// every armed handle, which re-checks.
 const WATCH: Duration = Duration::from_secs(1);
 
+/// How often the thread asks, while handles are armed, whether a peer they wait on (a
+/// publisher, for subscribers; a subscriber, for publishers) died: a dead process wakes
+/// nobody, so this bounds how long a watched handle takes to hear of a crash.
+pub(crate) const LIVENESS: Duration = Duration::from_millis(100);
+
 /// Which of a channel's wake lines a watcher sleeps on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Line {
@@ -125,7 +130,7 @@ impl Watcher {
             std::thread::Builder::new()
                 .name("salias-watch".to_owned())
                 .stack_size(128 * 1024)
-                .spawn(move || run(&inner, line.word(&shared)))?
+                .spawn(move || run(&inner, &shared, line))?
         };
         let watcher = Arc::new(Watcher {
             inner,
@@ -196,7 +201,8 @@ impl Drop for Watcher {
 
 /// The thread: sleeps while nothing is armed, else on the word, and signals every armed
 /// handle the word has moved past.
-fn run(inner: &Inner, word: &WakeWord) {
+fn run(inner: &Inner, shared: &Shared, line: Line) {
+    let word = line.word(shared);
     let mut state = inner.lock();
     loop {
         if state.stop {
@@ -218,6 +224,12 @@ fn run(inner: &Inner, word: &WakeWord) {
             .filter_map(|entry| entry.recheck)
             .fold(WATCH, Duration::min);
         drop(state);
+        let peers = Peers::of(shared, line);
+        let longest = if peers.others_hold_slots() {
+            longest.min(LIVENESS)
+        } else {
+            longest
+        };
         platform::wait(&word.seq, now, longest);
         state = inner.lock();
         // SYNC POINT wake-bump (watcher side), as above.
@@ -227,10 +239,57 @@ fn run(inner: &Inner, word: &WakeWord) {
             // stalled, so everyone re-checks. A handle that asked to re-check does so
             // (a spurious readiness each time, see `Subscriber::as_fd`).
             let stale_claim = word.woken.load(Ordering::Relaxed) != 0;
+            // A peer that died wakes nobody: every armed handle looks, and hears of it.
+            let peer_died = peers.any_dead();
             fire(&mut state, word, |entry| {
-                (stale_claim && entry.seen == now) || entry.recheck.is_some()
+                (stale_claim && entry.seen == now) || entry.recheck.is_some() || peer_died
             });
         }
+    }
+}
+
+/// The slots of the side the handles on a line wait on: publishers for the messages
+/// line, subscribers for the room line.
+struct Peers<'a> {
+    shared: &'a Shared,
+    line: Line,
+    me: u64,
+}
+
+impl<'a> Peers<'a> {
+    fn of(shared: &'a Shared, line: Line) -> Self {
+        Peers {
+            shared,
+            line,
+            me: platform::Identity::current().token(),
+        }
+    }
+
+    fn tokens(&self) -> impl Iterator<Item = u64> + '_ {
+        let shared = self.shared;
+        let slots = match self.line {
+            Line::Messages => shared.publishers,
+            Line::Room => shared.subscribers,
+        };
+        (0..slots as usize)
+            .map(move |slot| {
+                let holder = match self.line {
+                    Line::Messages => &shared.publisher_slot(slot).holder,
+                    Line::Room => &shared.subscriber_slot(slot).holder,
+                };
+                holder.token.load(Ordering::Relaxed)
+            })
+            .filter(|&token| token != crate::wire::layout::SLOT_FREE && token != self.me)
+    }
+
+    /// Whether another process holds one of the slots (one that could die unheard).
+    fn others_hold_slots(&self) -> bool {
+        self.tokens().next().is_some()
+    }
+
+    /// Whether a holder of another process died (system calls, at most once a `LIVENESS`).
+    fn any_dead(&self) -> bool {
+        self.tokens().any(|token| !platform::token_alive(token))
     }
 }
 

@@ -134,6 +134,17 @@ impl Shared {
         }
     }
 
+    /// Whether the channel's name still leads to the control object this view mapped.
+    pub(crate) fn name_state(&self) -> Result<crate::status::NameState> {
+        use crate::status::NameState;
+        match object::open_control(&self.name) {
+            Ok((_, _, facts)) if facts.id == self.control_id => Ok(NameState::Current),
+            Ok(_) | Err(Error::NotAChannel { .. }) => Ok(NameState::Replaced),
+            Err(Error::NotFound { .. }) => Ok(NameState::Removed),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Whether a peer truncated the channel's objects under this process.
     pub(crate) fn is_truncated(&self) -> bool {
         self.health.state() == platform::TRUNCATED

@@ -13,6 +13,13 @@ use crate::wire::layout::{CURSOR_IDLE, Holder, MAX_POSITION, SLOT_FREE};
 /// How often a claim looks again at a slot whose holder word changed under it.
 pub(super) const CLAIM_ATTEMPTS_PER_SLOT: u32 = 8;
 
+/// Replaces `holder`'s word with `to` if its holder died (this process never counts as
+/// dead: a reaper is alive).
+fn replace_if_dead(holder: &Holder, to: u64) -> bool {
+    let me = Identity::current().token();
+    protocol::replace_if_dead(&holder.token, to, |token| token == me || platform::token_alive(token))
+}
+
 /// Takes `holder`'s slot for `me` if it is free or its holder died.
 fn take_if_free_or_dead(holder: &Holder, me: u64) -> bool {
     protocol::take_over(&holder.token, me, platform::token_alive, CLAIM_ATTEMPTS_PER_SLOT)
@@ -52,17 +59,25 @@ impl Shared {
     /// so it stops holding publishers back; a dead Mpsc subscriber's cursors stay, so the
     /// next subscriber resumes there. Returns (publishers, subscribers) reaped.
     pub(crate) fn reap(&self, fanout: bool) -> (u32, u32) {
+        (self.reap_publishers(), self.reap_subscribers(fanout))
+    }
+
+    /// Frees the slots of publishers that died; returns how many. Their rings keep what
+    /// they committed (a successor recovers the true end, `recover_tail`), and an Ordered
+    /// publisher's pending numbers stay readable for the gap search.
+    pub(crate) fn reap_publishers(&self) -> u32 {
+        // A dead publisher's slot is freed in one step: a slot taken over even for a
+        // moment would make a concurrent claim fail with `NoFreeSlot`.
+        (0..self.publishers as usize)
+            .map(|p| u32::from(replace_if_dead(&self.publisher_slot(p).holder, SLOT_FREE)))
+            .sum()
+    }
+
+    /// Frees the slots of subscribers that died; returns how many (see `reap`).
+    pub(crate) fn reap_subscribers(&self, fanout: bool) -> u32 {
         let me = Identity::current().token();
-        let replace_if_dead =
-            |holder: &Holder, to: u64| protocol::replace_if_dead(&holder.token, to, platform::token_alive);
-        // A dead publisher's or Mpsc subscriber's slot is freed in one step: a slot taken
-        // over even for a moment would make a concurrent claim fail with `NoFreeSlot`.
-        let mut publishers = 0;
-        for p in 0..self.publishers as usize {
-            if replace_if_dead(&self.publisher_slot(p).holder, SLOT_FREE) {
-                publishers += 1;
-            }
-        }
+        // Taken over under this process's own word, which `replace_if_dead` never
+        // mistakes for a dead holder.
         let mut subscribers = 0;
         for s in 0..self.subscribers as usize {
             let holder = &self.subscriber_slot(s).holder;
@@ -77,7 +92,18 @@ impl Shared {
                 subscribers += 1;
             }
         }
-        (publishers, subscribers)
+        subscribers
+    }
+
+    /// How many of `holders` are held by a live process. This process's own slots count
+    /// without asking the system; every other holder costs a liveness check (system
+    /// calls): for cold paths.
+    pub(crate) fn live_holders<'a>(&'a self, holders: impl Iterator<Item = &'a Holder>) -> u32 {
+        let me = Identity::current().token();
+        holders
+            .map(|holder| holder.token.load(Ordering::Acquire))
+            .filter(|&token| token != SLOT_FREE && (token == me || platform::token_alive(token)))
+            .count() as u32
     }
 
     /// Claims subscriber slot `index` specifically (fanout).

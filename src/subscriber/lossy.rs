@@ -141,27 +141,7 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
     /// Finds the next message, copying its payload to `dst` (room for `dst_len` bytes).
     fn next(&mut self, dst: *mut u8, dst_len: usize) -> Result<Option<Next>, ReceiveError> {
         self.inner.check_usable()?;
-        let found = if M::ORDERED {
-            self.inner.next_lossy_ordered(dst, dst_len)?
-        } else {
-            let (losses, missed_before) = (&mut self.losses, &mut self.missed_before);
-            self.inner.next_lossy_fifo(dst, dst_len, |inner, skipped| {
-                let Skipped {
-                    ring,
-                    positions,
-                    messages,
-                } = skipped;
-                losses.events += 1;
-                losses.messages = losses.messages.saturating_add(messages);
-                missed_before[ring] = missed_before[ring].saturating_add(messages);
-                losses.last = Some(Loss {
-                    publisher_slot: ring,
-                    positions,
-                    messages,
-                });
-                inner.publish_missed(losses.messages);
-            })?
-        };
+        let found = self.find_copy(dst, dst_len)?;
         // What was read may be zero pages now (truncated, or a fork child's).
         self.inner.check_usable()?;
         if found.is_some() {
@@ -171,19 +151,56 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
         self.inner.release_all();
         let inner = &mut self.inner;
         inner.hot.misses = inner.hot.misses.saturating_add(1);
-        if inner.hot.misses >= HEALTH_AFTER_MISSES {
-            let now = Instant::now();
-            if inner.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
-                inner.last_health_check = Some(now);
-                if let Err(error) = inner.shared.check_objects() {
-                    return Err(inner.fault.record(&inner.shared, error).into());
-                }
-                if M::ORDERED && inner.find_lossy_gap()? {
-                    return inner.next_lossy_ordered(dst, dst_len);
-                }
+        if inner.hot.misses < HEALTH_AFTER_MISSES && !inner.readiness.is_watching() {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        let due = inner.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL);
+        if due {
+            inner.last_health_check = Some(now);
+            if let Err(error) = inner.shared.check_objects() {
+                return Err(inner.fault.record(&inner.shared, error).into());
+            }
+            if M::ORDERED && inner.find_lossy_gap()? {
+                return self.find_copy(dst, dst_len);
             }
         }
-        Ok(None)
+        if !inner.publishers_gone(due) {
+            return Ok(None);
+        }
+        // Gone: what they committed is received, and numbers a dead one held reported,
+        // before the departure is.
+        if M::ORDERED && !due {
+            inner.find_lossy_gap()?;
+        }
+        if let Some(next) = self.find_copy(dst, dst_len)? {
+            return Ok(Some(next));
+        }
+        Err(self.inner.disconnected())
+    }
+
+    /// The search of `next`, counting what overruns skipped (FIFO).
+    fn find_copy(&mut self, dst: *mut u8, dst_len: usize) -> Result<Option<Next>, ReceiveError> {
+        if M::ORDERED {
+            return self.inner.next_lossy_ordered(dst, dst_len);
+        }
+        let (losses, missed_before) = (&mut self.losses, &mut self.missed_before);
+        self.inner.next_lossy_fifo(dst, dst_len, |inner, skipped| {
+            let Skipped {
+                ring,
+                positions,
+                messages,
+            } = skipped;
+            losses.events += 1;
+            losses.messages = losses.messages.saturating_add(messages);
+            missed_before[ring] = missed_before[ring].saturating_add(messages);
+            losses.last = Some(Loss {
+                publisher_slot: ring,
+                positions,
+                messages,
+            });
+            inner.publish_missed(losses.messages);
+        })
     }
 
     /// Moves past the message `next` and says where it came from.
@@ -220,7 +237,9 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
                 Err(error) => break Err(error),
             }
             let inner = &self.inner;
-            if !waiter.wait(&mut *strategy, Some(inner.wake.get()), &mut || inner.any_ready_lossy()) {
+            if !waiter.wait(&mut *strategy, Some(inner.wake.get()), &mut || {
+                inner.any_ready_lossy() || inner.departure_visible()
+            }) {
                 break Err(ReceiveError::TimedOut);
             }
         };
@@ -251,6 +270,13 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
     /// FIFO: what overruns made it miss (Ordered subscribers report [`gaps`](Self::gaps)).
     pub fn losses(&self) -> &Losses {
         &self.losses
+    }
+
+    /// Whether the channel's name still leads to this handle's channel, or the channel was
+    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// calls; for cold paths.
+    pub fn name_state(&self) -> Result<crate::NameState> {
+        self.inner.name_state()
     }
 
     /// The full error behind the last broken-channel failure returned, as

@@ -35,6 +35,7 @@ use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUB
 mod health;
 mod lossy;
 mod overrun;
+mod presence;
 mod reader;
 mod readiness;
 mod received;
@@ -188,6 +189,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     tether: bool,
     /// A publisher demoted it: borrowing receives refuse (`ReceiveError::Demoted`).
     demoted: bool,
+    /// Whether it expects publishers, to report when every one is gone (`presence`).
+    presence: presence::Presence,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -252,11 +255,15 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             lossy: K::FANOUT && lossy,
             tether: K::FANOUT && !lossy && shared.tether_timeout.is_some(),
             demoted: false,
+            presence: presence::Presence::new(),
             _marker: KindMarker::default(),
             shared,
         };
         // On failure `subscriber` drops, which frees the slot.
         subscriber.attach()?;
+        subscriber.note_publishers_at_join();
+        // Publishers refused for want of a subscriber (`NoSubscriber`) and armed look again.
+        crate::wait::wake_everyone(subscriber.room.get());
         Ok(subscriber)
     }
 
@@ -349,6 +356,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.hot.received
     }
 
+    /// Whether the channel's name still leads to this handle's channel, or the channel was
+    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// calls; for cold paths.
+    pub fn name_state(&self) -> Result<crate::NameState> {
+        self.shared.name_state()
+    }
+
     /// The full error behind the last [`ReceiveError::Corrupt`], [`Truncated`] or
     /// [`Inherited`] this subscriber returned: what was found, and where. Built only when
     /// such a failure happens; `None` if none has.
@@ -417,6 +431,8 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Subscriber<T, M, K> {
         }
         let slot = self.shared.subscriber_slot(self.slot);
         protocol::release_slot(&slot.holder.token);
+        // Publishers waiting for room look again: on an Mpsc channel nobody will release it.
+        crate::wait::wake_everyone(self.room.get());
     }
 }
 

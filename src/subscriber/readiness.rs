@@ -64,7 +64,8 @@ use crate::protocol;
 /// ```
 impl<T: Payload, M: Mode, K: Topology> AsFd for Subscriber<T, M, K> {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.readiness.fd(&self.shared, || self.any_ready())
+        self.readiness
+            .fd(&self.shared, || self.any_ready() || self.departure_visible())
     }
 }
 
@@ -72,7 +73,9 @@ impl<T: Payload, M: Mode, K: Topology> AsFd for Subscriber<T, M, K> {
 /// the same way.
 impl<T: Payload, M: Mode, K: Topology> AsRawFd for Subscriber<T, M, K> {
     fn as_raw_fd(&self) -> RawFd {
-        self.readiness.fd(&self.shared, || self.any_ready()).as_raw_fd()
+        self.readiness
+            .fd(&self.shared, || self.any_ready() || self.departure_visible())
+            .as_raw_fd()
     }
 }
 
@@ -80,7 +83,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// A receive found nothing (and released everything): arms the descriptor if watched.
     #[inline(always)]
     pub(super) fn drained(&self) {
-        self.readiness.found_nothing(&self.shared, || self.any_ready());
+        self.readiness
+            .found_nothing(&self.shared, || self.any_ready() || self.departure_visible());
     }
 
     /// After releasing room: wakes publishers waiting for it, if any. One load of a

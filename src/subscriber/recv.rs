@@ -26,20 +26,52 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Nothing found may mean the ring is zero pages now (truncated, or a fork child's).
         self.check_usable()?;
         self.release_all();
-        self.hot.misses = self.hot.misses.saturating_add(1);
-        if self.hot.misses >= HEALTH_AFTER_MISSES {
-            let now = Instant::now();
-            if self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL) {
-                self.last_health_check = Some(now);
-                if self.check_health()?
-                    && let Some(next) = self.find()?
-                {
-                    return Ok(Some(next));
-                }
-            }
+        if let Some(next) = self.found_nothing()? {
+            return Ok(Some(next));
         }
         self.drained();
         Ok(None)
+    }
+
+    /// After a search found nothing: counts the miss and, past the spin phase (or on every
+    /// miss of a watched handle, whose empty receives each end in a system call anyway),
+    /// checks the channel's health at most every `HEALTH_INTERVAL` and whether every
+    /// publisher has gone. Returns a message that those checks made findable; fails with
+    /// `Disconnected` once when the publishers are gone.
+    #[inline]
+    fn found_nothing(&mut self) -> Result<Option<Next>, ReceiveError> {
+        self.hot.misses = self.hot.misses.saturating_add(1);
+        if self.hot.misses < HEALTH_AFTER_MISSES && !self.readiness.is_watching() {
+            return Ok(None);
+        }
+        self.idle_checks()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn idle_checks(&mut self) -> Result<Option<Next>, ReceiveError> {
+        let now = Instant::now();
+        let due = self.last_health_check.is_none_or(|last| now - last >= HEALTH_INTERVAL);
+        if due {
+            self.last_health_check = Some(now);
+            if self.check_health()?
+                && let Some(next) = self.find()?
+            {
+                return Ok(Some(next));
+            }
+        }
+        if !self.publishers_gone(due) {
+            return Ok(None);
+        }
+        // Gone: numbers a dead Ordered publisher held become a gap first, and whatever
+        // the publishers committed is received before the departure is reported.
+        if M::ORDERED && !due {
+            self.check_health()?;
+        }
+        if let Some(next) = self.find()? {
+            return Ok(Some(next));
+        }
+        Err(self.disconnected())
     }
 
     pub(super) fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next, ReceiveError> {
@@ -55,7 +87,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 Err(e) => break Err(e),
             }
             let this = &*self;
-            if !waiter.wait(&mut *strategy, Some(this.wake.get()), &mut || this.any_ready()) {
+            let mut ready = || this.any_ready() || this.departure_visible();
+            if !waiter.wait(&mut *strategy, Some(this.wake.get()), &mut ready) {
                 break Err(ReceiveError::TimedOut);
             }
         };
@@ -166,6 +199,15 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         self.check_usable()?;
         self.release_all();
+        if count == 0
+            && max > 0
+            && let Some(next) = self.found_nothing()?
+        {
+            // SAFETY: as in the loop above.
+            handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
+            self.advance(next);
+            count = 1;
+        }
         if count < max {
             self.drained();
         }
@@ -205,6 +247,17 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         }
         self.check_usable()?;
         self.release_all();
+        if count == 0
+            && max > 0
+            && let Some(next) = self.found_nothing()?
+        {
+            // SAFETY: as in the loop above.
+            handle(Self::info(next), unsafe {
+                std::slice::from_raw_parts(self.payload(next.ring), next.len)
+            });
+            self.advance(next);
+            count = 1;
+        }
         if count < max {
             self.drained();
         }

@@ -172,7 +172,9 @@ pub fn send_batch<M: salias::Mode, K: salias::Topology>(
     while sent < batch.len() {
         match publisher.offer_batch(&batch[sent..]) {
             Ok(n) => sent += n,
-            Err(salias::PublishError::Backpressured) => std::thread::yield_now(),
+            // A subscriber handing over to its successor (Mpsc) is reported once; the
+            // successor resumes with everything.
+            Err(salias::PublishError::Backpressured | salias::PublishError::NoSubscriber) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }
@@ -429,7 +431,7 @@ impl HeldNumber {
 }
 
 /// Waits until `child` has stopped itself; a watchdog fails the test after `limit`.
-fn wait_until_stopped(child: &KillOnDrop, limit: Duration) {
+pub fn wait_until_stopped(child: &KillOnDrop, limit: Duration) {
     let pid = child.0.id() as libc::pid_t;
     let deadline = Instant::now() + limit;
     loop {
