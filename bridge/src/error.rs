@@ -61,6 +61,14 @@ pub enum BridgeError {
         /// The system's error.
         source: std::io::Error,
     },
+    /// The local channel `out` reads was removed or replaced under its name, and the
+    /// configuration asked to stop then (`exit_on_removal`).
+    ChannelGone {
+        /// The channel name.
+        channel: String,
+        /// What the name leads to now, in salias's words.
+        state: salias::NameState,
+    },
     /// The local channel's kind is not one this bridge knows (a newer salias).
     UnknownKind {
         /// The channel name.
@@ -99,6 +107,11 @@ impl fmt::Display for BridgeError {
                  channel allows {stream_max}; create it with Config::max_message_size({stream_max}) or more"
             ),
             BridgeError::Thread { what } => write!(f, "the bridge's thread {what}"),
+            BridgeError::ChannelGone { channel, state } => write!(
+                f,
+                "the local channel \"{channel}\" that out reads is gone: {state}; out stops, as \
+                 --exit-on-removal asks (without it, out follows the name to a new channel)"
+            ),
             BridgeError::State { doing, path, source } => write!(
                 f,
                 "{doing} the in side's state record {}: {source}; it must be writable (choose another \

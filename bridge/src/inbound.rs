@@ -99,6 +99,11 @@ pub struct InStats {
     pub in_doubt: u64,
     /// Runs of messages whose state record could not be written.
     pub unrecorded: u64,
+    /// Messages the near channel refused at least once because it is Mpsc, its ring is
+    /// full and it has no subscriber (`PublishError::NoSubscriber`): in block mode they
+    /// wait for a subscriber to join (and count in `waited`), in drop mode they are
+    /// dropped (and count in `dropped`).
+    pub no_subscriber: u64,
 }
 
 /// Something the `in` side noticed, in the order it noticed it.
@@ -209,6 +214,9 @@ pub struct Inbound {
 const EVENT_QUEUE: usize = 1024;
 /// How long one blocked delivery waits before it looks at the stop flag again.
 const BLOCK_SLICE: Duration = Duration::from_millis(50);
+/// How long a delivery naps when the near channel is full and has no subscriber: the
+/// library refuses at once then, so block mode retries at this pace until one joins.
+const NO_SUBSCRIBER_NAP: Duration = Duration::from_millis(10);
 
 impl Inbound {
     pub(crate) fn start(config: InConfig) -> Result<Inbound> {
@@ -455,6 +463,7 @@ impl State {
             return Ok(());
         };
         let mut waited = false;
+        let mut unsubscribed = false;
         loop {
             match sink.offer(bytes, wait)? {
                 Offered::Published => {
@@ -463,6 +472,18 @@ impl State {
                     return Ok(());
                 }
                 Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => waited = true,
+                Offered::NoSubscriber => {
+                    self.stats.no_subscriber += u64::from(!unsubscribed);
+                    unsubscribed = true;
+                    if wait.is_some() && !stop.load(Ordering::Relaxed) {
+                        waited = true;
+                        std::thread::sleep(NO_SUBSCRIBER_NAP);
+                    } else {
+                        self.stats.dropped += 1;
+                        self.run_open = false;
+                        return Ok(());
+                    }
+                }
                 Offered::Backpressured => {
                     self.stats.dropped += 1;
                     // The record's run is the messages published one after another.
@@ -582,8 +603,8 @@ impl State {
             };
             match sink.publish_gap(count.min(salias::MAX_GAP), wait)? {
                 Offered::Published => break,
-                Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => {}
-                Offered::Backpressured => {
+                Offered::Backpressured | Offered::NoSubscriber if wait.is_some() && !stop.load(Ordering::Relaxed) => {}
+                Offered::Backpressured | Offered::NoSubscriber => {
                     // Drop mode: the gap goes where dropped messages go, into the counts.
                     self.stats.dropped += 1;
                     break;

@@ -46,7 +46,7 @@ mod wire;
 
 pub use error::{BridgeError, Result};
 pub use inbound::{Backpressure, InConfig, InEvent, InStats, Inbound};
-pub use outbound::{Congestion, OutConfig, OutStats, Outbound};
+pub use outbound::{Congestion, OutConfig, OutEvent, OutStats, Outbound};
 pub use session::ZenohConfig;
 pub use wire::StreamMeta;
 

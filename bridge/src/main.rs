@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use salias_bridge::{Backpressure, Bridge, Congestion, InConfig, InEvent, OutConfig, ZenohConfig};
+use salias_bridge::{Backpressure, Bridge, Congestion, InConfig, InEvent, OutConfig, OutEvent, ZenohConfig};
 
 /// Counts heap allocations, so `--stats-every` can show what the hot path allocates (one
 /// buffer per batch on `out`; zenoh's own per sample), measured rather than assumed.
@@ -129,6 +129,10 @@ struct OutArgs {
     /// Forward even while no far side subscribes (those messages are lost)
     #[arg(long)]
     no_wait_for_subscriber: bool,
+    /// Exit with status 1 when the local channel is removed or replaced under its name,
+    /// instead of following the name to the new channel
+    #[arg(long)]
+    exit_on_removal: bool,
     /// Test hook: build batch N but never send it, as if zenoh lost it (repeatable)
     #[arg(long, hide = true, value_name = "N")]
     drop_batch: Vec<u64>,
@@ -197,6 +201,7 @@ fn run_out(args: OutArgs) -> Result<(), String> {
         CongestionArg::Drop => Congestion::Drop,
     };
     config.wait_for_subscriber = !args.no_wait_for_subscriber;
+    config.exit_on_removal = args.exit_on_removal;
     config.drop_batches = args.drop_batch;
     let out = Bridge::out(config).map_err(|e| e.to_string())?;
     let meta = out.meta();
@@ -210,15 +215,35 @@ fn run_out(args: OutArgs) -> Result<(), String> {
     );
     let mut last = Instant::now();
     while !out.is_finished() {
-        std::thread::sleep(Duration::from_millis(20));
+        // One line per event on stdout, as `in` prints its own.
+        if let Ok(event) = out.events().recv_timeout(Duration::from_millis(20)) {
+            match event {
+                OutEvent::ChannelRemoved { channel } => println!(
+                    "out: channel \"{channel}\" was removed; reading what is left in it and watching its name for a new channel"
+                ),
+                OutEvent::Reattached { previous, stream } => println!(
+                    "out: channel \"{}\" was replaced by a new one ({}, {}); stream {previous:016x} ended, now stream {:016x}",
+                    stream.channel,
+                    stream.kind(),
+                    stream.describe_type(),
+                    stream.stream_id
+                ),
+                OutEvent::PublishersGone { channel } => {
+                    println!("out: every publisher of channel \"{channel}\" has gone; waiting for the next")
+                }
+                _ => {}
+            }
+        }
         if args.zenoh.stats_every > 0 && last.elapsed() >= Duration::from_millis(args.zenoh.stats_every) {
             last = Instant::now();
             let stats = out.stats();
             eprintln!(
-                "out stats: messages={} samples={} bytes={} allocations={}",
+                "out stats: messages={} samples={} bytes={} reattached={} publishers_gone={} allocations={}",
                 stats.messages,
                 stats.samples,
                 stats.bytes,
+                stats.reattached,
+                stats.publishers_gone,
                 allocations()
             );
         }
@@ -301,7 +326,7 @@ fn run_in(args: InArgs) -> Result<(), String> {
             last = Instant::now();
             let s = inbound.stats();
             eprintln!(
-                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} undelivered={} in_doubt={} unrecorded={} allocations={}",
+                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} undelivered={} in_doubt={} unrecorded={} no_subscriber={} allocations={}",
                 s.samples,
                 s.messages,
                 s.delivered,
@@ -316,6 +341,7 @@ fn run_in(args: InArgs) -> Result<(), String> {
                 s.undelivered,
                 s.in_doubt,
                 s.unrecorded,
+                s.no_subscriber,
                 allocations()
             );
         }

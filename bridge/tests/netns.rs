@@ -200,3 +200,20 @@ fn a_killed_in_across_the_veth_pair_reports_exactly_what_it_never_delivered() {
         common::a_killed_in_reports_what_it_never_delivered(ordered, &in_prefix, &out_prefix, B);
     }
 }
+
+#[test]
+fn a_far_channel_replaced_under_its_name_is_followed_across_the_veth_pair() {
+    const TEST: &str = "a_far_channel_replaced_under_its_name_is_followed_across_the_veth_pair";
+    let Some(namespaces) = namespaces_or_skip(TEST) else {
+        return;
+    };
+    let in_prefix = ["ip"]
+        .into_iter()
+        .chain(Namespaces::exec(&namespaces.b))
+        .collect::<Vec<_>>();
+    let out_prefix = ["ip"]
+        .into_iter()
+        .chain(Namespaces::exec(&namespaces.a))
+        .collect::<Vec<_>>();
+    common::a_replaced_far_channel_is_followed(&in_prefix, &out_prefix, B);
+}

@@ -434,3 +434,47 @@ pub fn a_killed_in_reports_what_it_never_delivered(
         );
     }
 }
+
+/// The far channel's owner removes it while `out` reads it, and a new channel is created
+/// under the same name: `out` says so, reattaches, and every message published to the new
+/// channel arrives at the near side, intact and in order, as a new stream.
+pub fn a_replaced_far_channel_is_followed(in_prefix: &[&str], out_prefix: &[&str], address: &str) {
+    const NEW: u64 = 30;
+    let (from, to) = (unique("replaced-a"), unique("replaced-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (listen, connect) = endpoints(address, free_port());
+    let key = unique("replaced");
+    let mut inbound = Bridge::spawn(in_prefix, &args(&["in", "--key", &key, "--channel", &to], &listen));
+    inbound.wait_for("in: ");
+    let mut outbound = Bridge::spawn(out_prefix, &args(&["out", "--channel", &from, "--key", &key], &connect));
+    let mut subscriber = target.subscriber().unwrap();
+    let mut publisher = source.publisher().unwrap();
+    pass_through(&mut publisher, &mut subscriber, 0..100);
+    let first = outbound.wait_for("out: channel");
+    // The owner leaves (its drop removes the name) and another channel takes the name.
+    drop((publisher, source));
+    outbound.wait_for("every publisher of channel");
+    let replacement = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let mut publisher = replacement.publisher().unwrap();
+    for seq in 0..NEW {
+        publisher.send_timeout(&Tick::new(1, seq), STEP).unwrap();
+    }
+    let line = outbound.wait_for("was replaced by a new one");
+    let new_stream = line.rsplit("now stream ").next().unwrap().to_owned();
+    assert!(!first.contains(&new_stream), "a new stream: {first} / {line}");
+    for seq in 0..NEW {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(tick.is_intact(), "damaged: {tick:?}");
+        assert_eq!(
+            (tick.publisher, tick.seq),
+            (1, seq),
+            "the new channel's messages, in order"
+        );
+    }
+    inbound.wait_for(&format!("stream {new_stream}: FifoMpsc"));
+    assert!(
+        subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+        "nothing more arrives"
+    );
+}
