@@ -333,7 +333,9 @@ impl Pump {
         while !stop.load(Ordering::Relaxed) {
             if self.config.wait_for_subscriber && !self.matched.load(Ordering::Relaxed) {
                 std::thread::sleep(IDLE_WAIT);
-                self.check_name()?;
+                // Not reading: the old channel may still hold messages, so a new one
+                // at the name is left for the reading path, once this one is empty.
+                self.check_name(false)?;
                 continue;
             }
             let room = self.config.batch_messages - self.writer.count as usize;
@@ -378,8 +380,9 @@ impl Pump {
                 if came && !pending {
                     first_at = Instant::now();
                 } else if !came && !pending {
-                    // Idle, with nothing batched: the one place the name is checked.
-                    self.check_name()?;
+                    // Idle, the channel read empty, nothing batched: a new channel at the
+                    // name can take over without leaving a message behind.
+                    self.check_name(true)?;
                 }
             }
         }
@@ -402,9 +405,9 @@ impl Pump {
 
     /// At most every `NAME_CHECK`, and only while idle with nothing batched: whether the
     /// channel's name still leads to the channel being read. A removed channel is read on
-    /// (its attached publishers may still write); a replaced one is read empty (it is
-    /// idle now) and left for the new one.
-    fn check_name(&mut self) -> Result<()> {
+    /// (its attached publishers may still write); a replaced one, when `may_reattach`
+    /// (it was just read empty), is left for the new one, else reported as removed.
+    fn check_name(&mut self, may_reattach: bool) -> Result<()> {
         if self.checked_at.elapsed() < NAME_CHECK {
             return Ok(());
         }
@@ -419,7 +422,8 @@ impl Pump {
                 channel: channel.to_owned(),
                 state,
             }),
-            NameState::Removed => {
+            NameState::Replaced if may_reattach => self.reattach(),
+            NameState::Removed | NameState::Replaced => {
                 if !self.removed {
                     self.removed = true;
                     self.event(OutEvent::ChannelRemoved {
@@ -428,7 +432,6 @@ impl Pump {
                 }
                 Ok(())
             }
-            NameState::Replaced => self.reattach(),
         }
     }
 
