@@ -690,17 +690,18 @@ fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
                     kind: meta.kind().to_owned(),
                 });
             }
-            let create = Config::new(name)
-                .capacity(config.capacity)
-                .max_message_size(meta.max_message_size as usize);
-            return Sink::open(name, meta, Some(&create))
-                .map_err(BridgeError::salias(format!("creating the local channel \"{name}\"")));
+            return create_sink(config, meta);
         }
         other => other.map_err(BridgeError::salias(doing.as_str()))?,
     };
     // The kind first, as `connect` checks it: connecting with the stream's kind refuses
     // another with `KindMismatch`.
-    let sink = Sink::open(name, meta, None).map_err(BridgeError::salias(doing.as_str()))?;
+    let sink = match Sink::open(name, meta, None) {
+        // A raw channel whose creator died, such as a killed `in`: `create` recovers it.
+        // (A typed one's creator is the application, which must recreate it.)
+        Err(salias::Error::Stale { .. }) if meta.message_type.is_none() => return create_sink(config, meta),
+        other => other.map_err(BridgeError::salias(doing.as_str()))?,
+    };
     if status.recorded_type != meta.message_type {
         return Err(BridgeError::Salias {
             doing,
@@ -722,4 +723,13 @@ fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
         });
     }
     Ok(sink)
+}
+
+/// Creates the raw local channel for `meta` (owned by the bridge while it runs).
+fn create_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
+    let name = config.channel.as_str();
+    let create = Config::new(name)
+        .capacity(config.capacity)
+        .max_message_size(meta.max_message_size as usize);
+    Sink::open(name, meta, Some(&create)).map_err(BridgeError::salias(format!("creating the local channel \"{name}\"")))
 }

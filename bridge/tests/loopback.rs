@@ -397,3 +397,45 @@ fn a_near_channel_without_a_subscriber_holds_in_until_one_joins() {
     assert!(common::stat(&line, "no_subscriber") > 0, "it met NoSubscriber: {line}");
     assert_eq!(common::stat(&line, "dropped"), 0, "and dropped nothing: {line}");
 }
+
+#[test]
+fn a_raw_channel_a_killed_in_created_is_recovered_by_the_next_in() {
+    let (from, to) = (unique("recover-a"), unique("recover-b"));
+    let source = RawFifoMpsc::create(&Config::new(&from).max_message_size(16)).unwrap();
+    let (listen, connect) = endpoints("127.0.0.1", free_port());
+    let key = unique("recover");
+    let in_args = args(&["in", "--key", &key, "--channel", &to], &listen);
+    let mut first = Bridge::spawn(&[], &in_args);
+    first.wait_for("in: ");
+    let _outbound = Bridge::spawn(&[], &args(&["out", "--channel", &from, "--key", &key], &connect));
+    let mut publisher = source.publisher().unwrap();
+    publisher.send_timeout(&[1u8; 16][..], STEP).unwrap();
+    first.wait_for("from channel");
+    first.kill();
+    // The killed `in` owned the near channel: it is stale now.
+    let deadline = Instant::now() + STEP;
+    while !salias::channel_status(&to).unwrap().is_stale() {
+        assert!(Instant::now() < deadline, "{to} never became stale");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut second = Bridge::spawn(&[], &in_args);
+    second.wait_for("in: ");
+    publisher.send_timeout(&[2u8; 16][..], STEP).unwrap();
+    second.wait_for("from channel");
+    let deadline = Instant::now() + STEP;
+    let target = loop {
+        match RawFifoMpsc::connect(&to) {
+            Ok(channel) => break channel,
+            Err(e) => assert!(Instant::now() < deadline, "{to} was never recovered: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut subscriber = target.subscriber().unwrap();
+    let message = subscriber.recv_timeout(STEP).unwrap();
+    assert_eq!(
+        &*message,
+        &[2u8; 16][..],
+        "the next in delivers into the recovered channel"
+    );
+    assert!(!second.seen.iter().any(|l| l.contains("refused")), "{:?}", second.seen);
+}
