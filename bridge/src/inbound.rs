@@ -145,8 +145,7 @@ pub enum InEvent {
     /// This `in` took up a stream an earlier `in` of the same channel and key had fed
     /// (it was killed or stopped): what that one never delivered into the near channel,
     /// from its state record and the near channel's own commit count. Reported at the
-    /// stream's first sample after the restart, even if nothing is missing only when
-    /// something is in doubt.
+    /// stream's first sample after the restart, when anything is missing or in doubt.
     Undelivered {
         /// The stream.
         stream_id: u64,

@@ -113,9 +113,10 @@ pub struct OutStats {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutEvent {
-    /// Nothing is at the channel's name any more. The bridge keeps reading the removed
-    /// channel (publishers still attached to it may write) and looks for a new channel
-    /// of the name (or stops, with [`OutConfig::exit_on_removal`]).
+    /// Nothing is at the channel's name any more (or, while no far side subscribes and
+    /// so nothing is read, a new channel is). The bridge keeps reading the old channel
+    /// (publishers still attached to it may write) and takes up a new one of the name
+    /// once it has read the old one empty (or stops, with [`OutConfig::exit_on_removal`]).
     ChannelRemoved {
         /// The channel name.
         channel: String,
@@ -129,7 +130,7 @@ pub enum OutEvent {
         stream: StreamMeta,
     },
     /// Every publisher of the local channel went away (dropped, or their processes died)
-    /// and everything they committed was forwarded; the bridge waits for a next one.
+    /// and everything they committed was read; the bridge waits for a next one.
     PublishersGone {
         /// The channel name.
         channel: String,
