@@ -8,7 +8,10 @@
 //! - `single` / `batch`: 16 typed 64-byte messages on a FifoMpsc, published by 16 `offer`s
 //!   or by one `offer_batch`, then received by one `poll`;
 //! - `raw-single` / `raw-batch` with `--size N`: the same with raw frames of N bytes, as
-//!   the size sweep of `benches/ipc` sends them.
+//!   the size sweep of `benches/ipc` sends them;
+//! - `fanout`: 16 typed 64-byte messages by `offer`s on a FifoFanout with one tethered
+//!   and one lossy subscriber, received by the tethered one's `poll` and the lossy one's
+//!   `try_recv`s (what the publisher's overwrite frontier costs, with its refreshes).
 //!
 //! `--ring BYTES` sets the ring of the 16-message workloads, to see with cachegrind
 //! (`--tool=cachegrind --cache-sim=yes`) what a ring larger than a cache costs per message.
@@ -27,7 +30,9 @@
 //! (`rustix_use_libc`: rustix's raw auxv reader does not run under valgrind.)
 
 use clap::{Parser, ValueEnum};
-use salias::{Bytes, Config, FifoMpsc, OrderedMpsc, Publisher, RawChannel, RawFifoMpsc, SaliasMessage, Subscriber};
+use salias::{
+    Bytes, Config, FifoFanout, FifoMpsc, OrderedMpsc, Publisher, RawChannel, RawFifoMpsc, SaliasMessage, Subscriber,
+};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
@@ -66,6 +71,7 @@ enum Workload {
     Batch,
     RawSingle,
     RawBatch,
+    Fanout,
 }
 
 fn main() {
@@ -82,6 +88,7 @@ fn main() {
             cli.size,
             cli.workload == Workload::RawBatch,
         ),
+        Workload::Fanout => fanout(&config(&name, cli.ring), cli.rounds),
     };
     println!("{} rounds, checksum {sum}", cli.rounds);
 }
@@ -170,5 +177,28 @@ fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u
             .unwrap();
         assert_eq!(polled, BATCH);
     }
+    sum
+}
+
+/// 16 typed messages a round by `offer`s on a Fanout channel, received by a tethered
+/// subscriber's `poll` and by a lossy subscriber's `try_recv`s, which keep up (no loss).
+fn fanout(config: &Config, rounds: u64) -> u64 {
+    let channel = FifoFanout::<Tick>::create(config).unwrap();
+    let mut tethered = channel.subscriber().unwrap();
+    let mut lossy = channel.lossy_subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let mut sum = 0u64;
+    for round in 0..rounds {
+        for i in 0..BATCH as u64 {
+            let seq = round * BATCH as u64 + i;
+            publisher.offer(&Tick { seq, words: [seq; 7] }).unwrap();
+        }
+        assert_eq!(tethered.poll(BATCH, |_, tick| sum += tick.seq).unwrap(), BATCH);
+        while let Some(copy) = lossy.try_recv().unwrap() {
+            sum += copy.seq;
+        }
+    }
+    // Not asserted, so that an engine that counts losses here can be measured too.
+    eprintln!("fanout: the lossy subscriber missed {} messages", lossy.missed());
     sum
 }

@@ -36,6 +36,8 @@ fn main() -> Result<(), Error> {
             match publisher.claim() {
                 Ok(claim) => break claim,
                 Err(PublishError::Backpressured) => std::hint::spin_loop(),
+                // `NoSubscriber` among them: the subscriber process has gone, and nobody
+                // will read what is left in the ring; `main` prints what happened.
                 Err(e) => return Err(e.into()),
             }
         };

@@ -39,6 +39,15 @@ pub struct Channel<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     _marker: KindMarker<T, M, K>,
 }
 
+/// A stale channel that [`Channel::create`] removed from its name before creating anew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Recovered {
+    /// The process that had created it and died; `None` if it died before recording itself.
+    pub owner_pid: Option<u32>,
+    /// Whether it had finished creating it (else it died midway).
+    pub finished: bool,
+}
+
 /// Per-publisher FIFO order, one subscriber.
 pub type FifoMpsc<T> = Channel<T, Fifo, Mpsc>;
 /// Per-publisher FIFO order, every subscriber sees every message.
@@ -105,6 +114,28 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// Whether this handle created the channel.
     pub fn is_owner(&self) -> bool {
         self.ownership.is_some()
+    }
+
+    /// The stale channel `create` found at the name and removed before creating this one
+    /// (its owner had died without removing it, as an owner stopped by a signal does);
+    /// `None` if the name was free, or for a connected handle.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-recovered-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// if let Some(stale) = channel.recovered() {
+    ///     eprintln!("replaced a channel left behind by pid {:?}", stale.owner_pid);
+    /// }
+    /// assert_eq!(channel.recovered(), None); // the name was free
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn recovered(&self) -> Option<Recovered> {
+        self.ownership.as_ref().and_then(|ownership| ownership.recovered)
     }
 }
 

@@ -86,9 +86,17 @@
 //! let (mut next, mut events) = (0, Vec::with_capacity(4));
 //! while next < 30 {
 //!     // Drain: the receive that finds nothing arms the descriptor again.
-//!     while let Some(tick) = subscriber.try_recv()? {
-//!         assert_eq!(tick.seq, next);
-//!         next += 1;
+//!     loop {
+//!         match subscriber.try_recv() {
+//!             Ok(Some(tick)) => {
+//!                 assert_eq!(tick.seq, next);
+//!                 next += 1;
+//!             }
+//!             Ok(None) => break,
+//!             // The sender dropped its publisher after everything was received.
+//!             Err(salias::ReceiveError::Disconnected) => break,
+//!             Err(other) => return Err(other.into()),
+//!         }
 //!     }
 //!     if next < 30 {
 //!         let patience = Timespec { tv_sec: 30, tv_nsec: 0 };
@@ -117,6 +125,35 @@
 //! Each comes typed (`FifoMpsc<Quote>`: fixed-size [`Message`] structs,
 //! read in place) or raw ([`RawFifoMpsc`] and friends: byte messages of any length up to
 //! [`Config::max_message_size`]).
+//!
+//! # When the other side goes away
+//!
+//! A subscriber receives everything its publishers committed, then hears once that every
+//! one of them dropped or died ([`ReceiveError::Disconnected`]); an Mpsc publisher refused
+//! for room hears once that its subscriber did ([`PublishError::NoSubscriber`]). Either
+//! then waits for the next peer as it did before the first: start-up order is no error.
+//! A drop is heard at once, a crash within 100 ms of a waiting handle's look.
+//! [`Subscriber::live_publishers`], [`Publisher::subscribers`] and `name_state` (on every
+//! handle: [`NameState`]) say who is there and whether the name still leads here.
+//!
+//! ```
+//! # use salias::{Config, SaliasMessage};
+//! # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+//! # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+//! # #[repr(C)]
+//! # struct Tick { seq: u64 }
+//! # let name = format!("doc-departure-{}", std::process::id());
+//! use salias::ReceiveError;
+//! let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+//! let mut subscriber = channel.subscriber()?;
+//! let mut publisher = channel.publisher()?;
+//! publisher.offer(&Tick { seq: 1 })?;
+//! drop(publisher); // the last publisher leaves
+//! assert_eq!(subscriber.recv()?.seq, 1); // everything it committed first
+//! assert_eq!(subscriber.recv().map(|t| t.seq), Err(ReceiveError::Disconnected));
+//! assert!(subscriber.try_recv()?.is_none()); // said once; a next publisher is received as usual
+//! # Ok::<(), salias::Error>(())
+//! ```
 //!
 //! # Crash and hostile-peer guarantees
 //!
@@ -205,7 +242,7 @@ mod wire;
 
 pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
-    RawOrderedMpsc, Reaped, remove, remove_stale,
+    RawOrderedMpsc, Reaped, Recovered, remove, remove_stale,
 };
 pub use config::{
     AnyChannel, ChannelSettings, Config, Creates, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN,
@@ -239,7 +276,7 @@ pub use publisher::{Claim, ClaimBytes, MAX_GAP, Publisher};
 pub use salias_derive::SaliasMessage;
 pub use status::{
     ChannelStatus, NameState, PublisherStatus, RecordedType, SlotHolder, SubscriberCount, SubscriberKind,
-    SubscriberStatus, channel_status, channel_status_with, list_channels,
+    SubscriberStatus, channel_status, channel_status_with, list_channels, removed_channel_users,
 };
 pub use subscriber::{Copied, Gaps, Loss, Losses, LossySubscriber, MessageInfo, Received, ReceivedBytes, Subscriber};
 pub use trust::Trust;

@@ -567,3 +567,50 @@ pub fn list_channels() -> Result<Vec<String>> {
     names.sort();
     Ok(names)
 }
+
+/// The processes that still have a *removed* channel of this name mapped: its owner
+/// removed it (or `remove` did) while they held handles, so they go on using a channel
+/// nobody new can reach, perhaps beside a new channel of the same name. Their handles'
+/// `name_state` says `Removed` or `Replaced`; this finds them from outside.
+///
+/// Linux: reads `/proc/PID/maps` of every process the caller may read (its own user's,
+/// or all as root), looking for the channel's control object marked deleted. Fails
+/// elsewhere, and for an invalid name. Sorted, each pid once.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-removed-users-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// assert!(salias::removed_channel_users(&name)?.is_empty());
+/// salias::remove(&name)?; // `channel` still maps it
+/// # #[cfg(target_os = "linux")]
+/// assert_eq!(salias::removed_channel_users(&name)?, [std::process::id()]);
+/// # drop(channel);
+/// # Ok::<(), salias::Error>(())
+/// ```
+pub fn removed_channel_users(name: &str) -> Result<Vec<u32>> {
+    crate::config::validate_name(name)?;
+    let object = crate::platform::ObjectNames::of(name).control;
+    // A removed object's mapping reads "/dev/shm/salias-….c (deleted)".
+    let deleted = format!("{SHM_DIR}{object} (deleted)");
+    let entries = std::fs::read_dir("/proc").map_err(|e| Error::Platform {
+        call: "read_dir",
+        object: "/proc".into(),
+        errno: e.raw_os_error(),
+        hint: "finding the processes that map a removed channel needs Linux's /proc".into(),
+    })?;
+    let mut users: Vec<u32> = entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // Processes of other users (unreadable) and ones that exit meanwhile are skipped.
+            std::fs::read_to_string(format!("/proc/{pid}/maps"))
+                .is_ok_and(|maps| maps.lines().any(|line| line.ends_with(&deleted)))
+        })
+        .collect();
+    users.sort_unstable();
+    Ok(users)
+}

@@ -92,14 +92,17 @@ fn async_select_over_two_channels_and_a_timer() {
         let mut quiet_fires = 0;
         while from_a.next[0] + from_b.next[1] < 2 * BURSTS * PER_BURST {
             tokio::select! {
-                sample = a.recv_async() => {
-                    let sample = sample.unwrap();
-                    from_a.check(sample.publisher_slot(), &sample);
-                }
-                sample = b.recv_async() => {
-                    let sample = sample.unwrap();
-                    from_b.check(sample.publisher_slot(), &sample);
-                }
+                // One channel's publisher may finish first: said once, and the loop goes on.
+                sample = a.recv_async() => match sample {
+                    Ok(sample) => from_a.check(sample.publisher_slot(), &sample),
+                    Err(ReceiveError::Disconnected) => {}
+                    Err(e) => panic!("{e}"),
+                },
+                sample = b.recv_async() => match sample {
+                    Ok(sample) => from_b.check(sample.publisher_slot(), &sample),
+                    Err(ReceiveError::Disconnected) => {}
+                    Err(e) => panic!("{e}"),
+                },
                 () = tokio::time::sleep(QUIET) => quiet_fires += 1,
             }
         }
@@ -317,4 +320,63 @@ fn async_busy_receive_loop_lets_other_tasks_run() {
         others_ran > 0,
         "the other task never ran while {MESSAGES} messages were received"
     );
+}
+
+/// A child that publishes `COUNT` samples and dies by SIGKILL.
+fn publish_then_die() {
+    let channel = FifoMpsc::<Sample>::connect(&support::arg::<String>("NAME")).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..support::arg::<u64>("COUNT") {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+    }
+    // SAFETY: raise has no memory-safety preconditions.
+    unsafe { libc::raise(libc::SIGKILL) };
+}
+
+/// `recv_async` beside a heartbeat timer hears that its only publisher process was
+/// killed, after receiving everything it committed; a next publisher is received as
+/// usual, and its drop heard too.
+#[test]
+fn async_subscriber_hears_its_publisher_killed() {
+    const TEST: &str = "async_subscriber_hears_its_publisher_killed";
+    const COUNT: u64 = 2_000;
+    if role().is_some() {
+        return publish_then_die();
+    }
+    let name = unique_name("async-gone");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let child = spawn(
+        TEST,
+        "publisher",
+        &[("NAME", name.clone()), ("COUNT", COUNT.to_string())],
+    );
+    run(watched(async {
+        let mut heartbeat = tokio::time::interval(Duration::from_millis(10));
+        let (mut checker, mut received, mut beats) = (Checker::new(2), 0, 0u64);
+        loop {
+            tokio::select! {
+                sample = subscriber.recv_async() => match sample {
+                    Ok(sample) => {
+                        checker.check(sample.publisher_slot(), &sample);
+                        received += 1;
+                    }
+                    Err(ReceiveError::Disconnected) => break,
+                    Err(e) => panic!("{e}"),
+                },
+                _ = heartbeat.tick() => beats += 1,
+            }
+        }
+        assert_eq!(received, COUNT, "every committed message before the departure");
+        assert!(beats > 0, "the timer beside the receive never ran");
+        let mut publisher = channel.publisher().unwrap();
+        publisher.offer(&Sample::new(1, 0)).unwrap();
+        assert_eq!(subscriber.recv_async().await.map(|s| (s.producer, s.seq)), Ok((1, 0)));
+        drop(publisher);
+        assert_eq!(
+            subscriber.recv_async().await.map(|s| s.seq),
+            Err(ReceiveError::Disconnected)
+        );
+    }));
+    drop(child);
 }

@@ -160,3 +160,30 @@ fn async_busy_subscriber_wakes_a_waiting_publisher_once_per_wait() {
         }
     }
 }
+
+/// `send_async` waiting for room hears that the subscriber process died
+/// (`NoSubscriber`) instead of waiting forever.
+#[test]
+fn async_send_hears_its_subscriber_die() {
+    const TEST: &str = "async_send_hears_its_subscriber_die";
+    if role().as_deref() == Some("subscriber") {
+        let channel = FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
+        let _subscriber = channel.subscriber().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: raise has no memory-safety preconditions.
+        unsafe { libc::raise(libc::SIGKILL) };
+    }
+    let name = unique_name("async-no-subscriber");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(4096)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let _child = support::spawn(TEST, "subscriber", &[("NAME", name.clone())]);
+    while publisher.subscribers().tethered == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut seq = 0;
+    while publisher.offer(&Sample::new(0, seq)).is_ok() {
+        seq += 1;
+    }
+    let sent = run(async { publisher.send_async(&Sample::new(0, seq)).await });
+    assert_eq!(sent, Err(PublishError::NoSubscriber));
+}

@@ -353,3 +353,55 @@ fn a_publisher_that_started_first_waits_for_its_subscriber() {
         refusals[0]
     );
 }
+
+/// An owner killed by a signal leaves its channel behind; the next `create` removes it
+/// and says so, naming the dead owner.
+#[test]
+fn create_over_a_killed_owners_channel_says_it_recovered_one() {
+    const TEST: &str = "create_over_a_killed_owners_channel_says_it_recovered_one";
+    if role().as_deref() == Some("owner") {
+        let _channel = salias::FifoMpsc::<Sample>::create(&Config::new(arg::<String>("NAME"))).unwrap();
+        // SAFETY: raise has no memory-safety preconditions.
+        unsafe { libc::raise(libc::SIGKILL) };
+    }
+    let name = unique_name("stale-owner");
+    let mut owner = spawn(TEST, "owner", &[("NAME", name.clone())]);
+    let pid = owner.0.id();
+    let _ = owner.0.wait();
+    assert!(salias::channel_status(&name).unwrap().is_stale());
+    let channel = salias::FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    assert_eq!(
+        channel.recovered(),
+        Some(salias::Recovered {
+            owner_pid: Some(pid),
+            finished: true
+        })
+    );
+    let again = salias::FifoMpsc::<Sample>::connect(&name).unwrap();
+    assert_eq!(again.recovered(), None, "only the creating handle recovered it");
+}
+
+/// `fn main() -> Result<(), salias::Error>` prints the error's Debug form: it carries
+/// the sentence that says what to do.
+#[test]
+fn a_main_returning_an_error_prints_what_to_do() {
+    const TEST: &str = "a_main_returning_an_error_prints_what_to_do";
+    if role().as_deref() == Some("main") {
+        let result: Result<(), salias::Error> = salias::FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).map(drop);
+        // What the runtime does with `main`'s return value.
+        let code = std::process::Termination::report(result);
+        std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+    }
+    let name = unique_name("no-such-channel");
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([TEST, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(support::ROLE_VAR, "main")
+        .env("SALIAS_TEST_NAME", &name)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let expected =
+        format!("Error: NotFound: no channel named {name:?} exists; create it first with `create`, or check the name");
+    assert!(stderr.contains(&expected), "stderr:\n{stderr}");
+}

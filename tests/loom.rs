@@ -1,6 +1,7 @@
 //! Loom models of the publish/consume protocol, the fanout write limit and join, the
 //! ordered merge with gap detection, the sleep/wake handshake, a publisher slot
-//! changing hands (released, or taken over from a dead holder whose tail is recovered),
+//! changing hands (released, or taken over from a dead holder whose tail is recovered), a
+//! subscriber deciding that its last publisher has gone,
 //! and a lossy subscriber's overrun detection (a reader racing a writer that laps it).
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
@@ -813,6 +814,42 @@ fn a_dead_publishers_successor_recovers_the_tail_it_did_not_report() {
         }
         write_frame(&ring, tail, 12);
         first.join().unwrap();
+    });
+}
+
+/// The last publisher commits its frames and drops (frees its slot); a subscriber that
+/// sees the slot free and then finds nothing at its head has received everything that
+/// publisher committed, so reporting `Disconnected` then loses nothing (SYNC POINT
+/// departure: `release_slot` Release, `is_free` Acquire).
+#[test]
+fn a_departure_is_seen_only_after_everything_committed() {
+    check(|| {
+        let ring = Arc::new(Ring::new(4, 1, 0));
+        let holder = Arc::new(AtomicU64::new(FIRST));
+        let publisher = {
+            let (ring, holder) = (ring.clone(), holder.clone());
+            thread::spawn(move || {
+                write_frame(&ring, 0, 10);
+                write_frame(&ring, 1, 11);
+                protocol::release_slot(&*holder);
+            })
+        };
+        let mut head = 0;
+        loop {
+            // As `Subscriber::idle_checks`: the slot first, then one more look.
+            let gone = protocol::is_free(&*holder);
+            while head < ring.capacity() && protocol::is_committed(&ring.frame(head).commit, head) {
+                // SAFETY: loom's cell access; the commit's Acquire ordered the write before.
+                ring.frame(head).payload.with(|p| assert_eq!(unsafe { *p }, 10 + head));
+                head += 1;
+            }
+            if gone {
+                break;
+            }
+            thread::yield_now();
+        }
+        assert_eq!(head, 2, "a departure reported before a committed frame was received");
+        publisher.join().unwrap();
     });
 }
 

@@ -417,3 +417,94 @@ fn new_errors_say_what_to_do() {
         "{text}"
     );
 }
+
+/// A 32-byte message: with its header, 48 bytes a frame, about 85 frames in a 4 KiB ring.
+#[derive(
+    salias::SaliasMessage,
+    zerocopy::FromBytes,
+    zerocopy::IntoBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+)]
+#[repr(C)]
+struct Small {
+    seq: u64,
+    words: [u64; 3],
+}
+
+/// A lossy reader that stays a few messages behind the publisher: a publisher overwrites
+/// only what a reader has fallen a ring behind on, so it misses nothing. `offer` 20,000
+/// times, and after every third `try_recv` until nothing is left.
+fn a_reader_a_few_behind_misses_nothing<M: salias::Mode>(capacity: usize) {
+    let name = unique_name("lossy-behind");
+    let channel = salias::Channel::<Small, M, salias::Fanout>::create(&Config::new(&name).capacity(capacity)).unwrap();
+    let mut reader = channel.lossy_subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let (mut received, mut next) = (0u64, 0u64);
+    for seq in 0..20_000u64 {
+        publisher.offer(&Small { seq, words: [seq; 3] }).unwrap();
+        if seq % 3 == 2 {
+            while let Some(message) = reader.try_recv().unwrap() {
+                assert_eq!((message.seq, message.words), (next, [next; 3]), "capacity {capacity}");
+                assert_eq!(message.missed_before(), 0, "message {next} reported a loss");
+                next += 1;
+                received += 1;
+            }
+        }
+    }
+    while let Some(message) = reader.try_recv().unwrap() {
+        assert_eq!(message.seq, next);
+        next += 1;
+        received += 1;
+    }
+    assert_eq!(
+        (received, reader.missed()),
+        (20_000, 0),
+        "{} ring of {capacity} bytes",
+        M::NAME
+    );
+}
+
+#[test]
+fn a_fifo_lossy_reader_a_few_behind_misses_nothing() {
+    a_reader_a_few_behind_misses_nothing::<salias::Fifo>(4096);
+    a_reader_a_few_behind_misses_nothing::<salias::Fifo>(1 << 20);
+}
+
+#[test]
+fn an_ordered_lossy_reader_a_few_behind_misses_nothing() {
+    a_reader_a_few_behind_misses_nothing::<salias::Ordered>(4096);
+    a_reader_a_few_behind_misses_nothing::<salias::Ordered>(1 << 20);
+}
+
+/// A reader that does fall a ring behind still counts every loss exactly: received plus
+/// missed is everything published, and every message it gets is whole.
+fn a_reader_lapped_counts_exactly<M: salias::Mode>() {
+    let name = unique_name("lossy-lapped");
+    let channel = salias::Channel::<Small, M, salias::Fanout>::create(&Config::new(&name).capacity(4096)).unwrap();
+    let mut reader = channel.lossy_subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let mut received = 0u64;
+    for seq in 0..20_000u64 {
+        publisher.offer(&Small { seq, words: [seq; 3] }).unwrap();
+        // Every 500 messages (about six rings) it reads one, then everything left.
+        if seq % 500 == 499 {
+            while let Some(message) = reader.try_recv().unwrap() {
+                assert_eq!(message.words, [message.seq; 3], "torn message");
+                received += 1;
+            }
+        }
+    }
+    assert!(reader.missed() > 0, "{}: a lapped reader missed nothing", M::NAME);
+    assert_eq!(received + reader.missed(), 20_000, "{}: received + missed", M::NAME);
+}
+
+#[test]
+fn a_lapped_lossy_reader_counts_every_loss() {
+    a_reader_lapped_counts_exactly::<salias::Fifo>();
+    a_reader_lapped_counts_exactly::<salias::Ordered>();
+}

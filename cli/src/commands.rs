@@ -84,15 +84,23 @@ pub(crate) fn show(names: &[String], trust: &Trust, json: bool) -> salias::Resul
         if index > 0 && !json {
             println!();
         }
+        // Processes still on a removed channel of this name: best effort (Linux only).
+        let removed = salias::removed_channel_users(name).unwrap_or_default();
         match salias::channel_status_with(name, trust) {
             Ok(status) if json => {
-                if json::line(&Shown::new(&status)).is_err() {
+                if json::line(&Shown::new(&status, &removed)).is_err() {
                     return Ok(done);
                 }
             }
-            Ok(status) => print_status(name, &status),
+            Ok(status) => {
+                print_status(name, &status);
+                print_removed(name, &removed, "beside it, a");
+            }
             Err(problem) => {
                 report(name, &problem);
+                if !json {
+                    print_removed(name, &removed, "a");
+                }
                 done = Done::WithProblems;
             }
         }
@@ -148,6 +156,18 @@ fn print_status(name: &str, status: &ChannelStatus) {
         }
         println!("{line}");
     }
+}
+
+/// Says which processes still use a removed channel of this name (`removed`, their pids).
+fn print_removed(name: &str, removed: &[u32], which: &str) {
+    if removed.is_empty() {
+        return;
+    }
+    let pids: Vec<String> = removed.iter().map(u32::to_string).collect();
+    println!(
+        "{which} removed channel {name:?} is still mapped by pid {}: those handles reach nobody who connects now (their `name_state()` says so); restart or reconnect them",
+        pids.join(", ")
+    );
 }
 
 /// What a channel carries: "Tick (8 bytes)" or "raw messages of up to 100 bytes".

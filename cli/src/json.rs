@@ -165,6 +165,8 @@ pub(crate) struct Shown<'a> {
     sequence: Option<u64>,
     publishers: Vec<Publisher>,
     subscribers: Vec<Subscriber>,
+    /// Processes still mapping a removed channel of this name (`removed_channel_users`).
+    removed_mapped_by: &'a [u32],
 }
 
 #[derive(Serialize)]
@@ -207,8 +209,9 @@ struct Subscriber {
 }
 
 impl<'a> Shown<'a> {
-    pub(crate) fn new(status: &'a ChannelStatus) -> Shown<'a> {
+    pub(crate) fn new(status: &'a ChannelStatus, removed_mapped_by: &'a [u32]) -> Shown<'a> {
         Shown {
+            removed_mapped_by,
             name: &status.name,
             initialised: status.initialised,
             kind: &status.kind,

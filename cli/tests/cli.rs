@@ -205,3 +205,38 @@ fn bad_commands_and_names_are_clear_errors() {
     let help = salias(&["help"]);
     assert!(help.status.success() && stdout(&help).contains("remove-stale"));
 }
+
+/// A channel removed while a process still uses it: `show` says which processes are left
+/// on it, beside a new channel of the same name and when nothing is at the name any more.
+#[test]
+fn show_names_the_processes_left_on_a_removed_channel() {
+    let name = unique_name("removed");
+    let old = FifoFanout::<Sample>::create(&Config::new(&name)).unwrap();
+    let subscriber = old.subscriber().unwrap();
+    salias::remove(&name).unwrap();
+    let me = std::process::id();
+    let gone = salias(&["show", &name]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        stdout(&gone).contains(&format!("a removed channel {name:?} is still mapped by pid {me}")),
+        "{}",
+        stdout(&gone)
+    );
+    let new = FifoFanout::<Sample>::create(&Config::new(&name)).unwrap();
+    let beside = salias(&["show", &name]);
+    assert!(beside.status.success(), "{}", stderr(&beside));
+    assert!(
+        stdout(&beside).contains(&format!(
+            "beside it, a removed channel {name:?} is still mapped by pid {me}"
+        )),
+        "{}",
+        stdout(&beside)
+    );
+    let json = salias(&["show", "--json", &name]);
+    let line: serde_json::Value = serde_json::from_str(stdout(&json).lines().next().unwrap()).unwrap();
+    assert_eq!(line["removed_mapped_by"], serde_json::json!([me]));
+    drop((subscriber, old)); // the last handles on the removed channel
+    let after = salias(&["show", &name]);
+    assert!(!stdout(&after).contains("removed channel"), "{}", stdout(&after));
+    drop(new);
+}

@@ -47,6 +47,7 @@ fn shown(status: &ChannelStatus) -> Value {
             "backlog_bytes": s.backlog_bytes, "backlog_messages": messages(s.backlog_bytes),
             "kind": s.kind.to_string(), "demoted": s.demoted, "missed": s.missed,
         })).collect::<Vec<_>>(),
+        "removed_mapped_by": salias::removed_channel_users(&status.name).unwrap(),
     })
 }
 

@@ -91,7 +91,8 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
     let name = config.name.as_str();
     let names = ObjectNames::of(name);
     let health = Health::new(name)?;
-    let control_fd = create_control(&names, config)?;
+    let mut recovered = None;
+    let control_fd = create_control(&names, config, &mut recovered)?;
     let control_id = match platform::object_id(control_fd.as_fd()) {
         Ok(id) => id,
         Err(e) => {
@@ -150,7 +151,13 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
             }
             // SYNC POINT header-ready (Release side): everything above is visible first.
             shared.header_state().store(STATE_READY, Ordering::Release);
-            Ok((shared, Ownership { keep: config.keep }))
+            Ok((
+                shared,
+                Ownership {
+                    keep: config.keep,
+                    recovered,
+                },
+            ))
         }
         Err(e) => {
             unlink_objects(&names, control_id, &ring_store, ring_id);
@@ -159,7 +166,13 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
     }
 }
 
-pub(super) fn create_control<C: ChannelSettings>(names: &ObjectNames, config: &Config<C>) -> Result<OwnedFd> {
+/// Claims the control object's name; a stale channel found there is removed first and
+/// noted in `recovered`.
+pub(super) fn create_control<C: ChannelSettings>(
+    names: &ObjectNames,
+    config: &Config<C>,
+    recovered: &mut Option<crate::channel::Recovered>,
+) -> Result<OwnedFd> {
     let name = config.name.as_str();
     // A stale channel is removed and the create retried; bounded in case another process
     // keeps re-creating the name at the same moment.
@@ -194,10 +207,18 @@ pub(super) fn create_control<C: ChannelSettings>(names: &ObjectNames, config: &C
                     reason,
                 });
             }
-            (Existing::Stale | Existing::Abandoned, rings) => {
+            (stale @ (Existing::Stale(_) | Existing::Abandoned(_)), rings) => {
                 // The control name only: whoever creates it next owns the ring name too
                 // and replaces any leftover rings there (`create_ring_object`).
                 remove_stale_objects(name, names, &fd, rings);
+                *recovered = Some(crate::channel::Recovered {
+                    owner_pid: match stale {
+                        Existing::Stale(pid) => Some(pid),
+                        Existing::Abandoned(pid) => pid,
+                        _ => None,
+                    },
+                    finished: matches!(stale, Existing::Stale(_)),
+                });
             }
         }
     }

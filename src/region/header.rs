@@ -26,9 +26,10 @@ pub(crate) fn set_init_wait(wait: Duration) {
 pub(super) enum Existing {
     Live(u32),
     Kept,
-    Stale,
-    /// Never finished initialising and its creator is gone (or unknowable).
-    Abandoned,
+    /// Its owner (this pid) died without removing it.
+    Stale(u32),
+    /// Never finished initialising and its creator (this pid, if it recorded itself) is gone.
+    Abandoned(Option<u32>),
     Foreign(String),
 }
 
@@ -139,7 +140,7 @@ pub(super) fn classify(fd: &OwnedFd, name: &str) -> Result<(Existing, Option<Obj
             let existing = if owner != SLOT_FREE && platform::token_alive(owner) {
                 Existing::Live(platform::token_pid(owner))
             } else {
-                Existing::Abandoned
+                Existing::Abandoned((owner != SLOT_FREE).then(|| platform::token_pid(owner)))
             };
             // An abandoned channel may have recorded its rings before its owner died.
             let rings = read_header(fd, name)?.and_then(|copy| recorded_rings(&copy.info));
@@ -163,7 +164,7 @@ pub(super) fn classify(fd: &OwnedFd, name: &str) -> Result<(Existing, Option<Obj
     } else if platform::token_alive(owner) {
         Existing::Live(platform::token_pid(owner))
     } else {
-        Existing::Stale
+        Existing::Stale(platform::token_pid(owner))
     };
     Ok((existing, recorded_rings(&info)))
 }

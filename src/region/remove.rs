@@ -15,6 +15,8 @@ use crate::wire::layout::MAGIC;
 /// The owner's handle on the names: removes them on drop unless the channel is kept.
 pub(crate) struct Ownership {
     pub(super) keep: bool,
+    /// The stale channel `create` removed from the name first, if it found one.
+    pub(crate) recovered: Option<crate::channel::Recovered>,
 }
 
 impl Ownership {
@@ -50,7 +52,7 @@ pub(crate) fn remove(name: &str) -> Result<()> {
 pub(crate) fn remove_stale(name: &str) -> Result<bool> {
     let (names, fd, _) = open_control(name)?;
     match classify(&fd, name)? {
-        (Existing::Stale | Existing::Abandoned, rings) => {
+        (Existing::Stale(_) | Existing::Abandoned(_), rings) => {
             remove_stale_objects(name, &names, &fd, rings);
             Ok(true)
         }

@@ -236,6 +236,11 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
                 Ok(Some(found)) => break Ok(found),
                 Err(error) => break Err(error),
             }
+            if self.inner.departure_visible() {
+                // As in `Subscriber::wait_next`: the next attempt checks at once.
+                self.inner.hot.misses = self.inner.hot.misses.max(HEALTH_AFTER_MISSES);
+                continue;
+            }
             let inner = &self.inner;
             if !waiter.wait(&mut *strategy, Some(inner.wake.get()), &mut || {
                 inner.any_ready_lossy() || inner.departure_visible()

@@ -86,6 +86,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 Ok(Some(next)) => break Ok(next),
                 Err(e) => break Err(e),
             }
+            if self.departure_visible() {
+                // A publisher dropped: the next look makes the idle checks at once rather
+                // than after the spin and yield phases (long on a loaded machine).
+                self.hot.misses = self.hot.misses.max(HEALTH_AFTER_MISSES);
+                continue;
+            }
             let this = &*self;
             let mut ready = || this.any_ready() || this.departure_visible();
             if !waiter.wait(&mut *strategy, Some(this.wake.get()), &mut ready) {
