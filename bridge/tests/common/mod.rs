@@ -428,7 +428,7 @@ pub fn a_killed_in_reports_what_it_never_delivered(
     let line = loop {
         assert!(
             total < BEFORE + ROUND * ROUNDS,
-            "the restarted in never saw the stream again"
+            "the restarted in never reported what it missed"
         );
         send(total..total + ROUND);
         total += ROUND;
