@@ -322,9 +322,9 @@ fn async_busy_receive_loop_lets_other_tasks_run() {
     );
 }
 
-/// A child that publishes `COUNT` samples and dies by SIGKILL.
-fn publish_then_die() {
-    let channel = FifoMpsc::<Sample>::connect(&support::arg::<String>("NAME")).unwrap();
+/// A child that publishes `COUNT` samples on a channel of kind `M`/`K` and dies by SIGKILL.
+fn publish_then_die<M: salias::Mode, K: salias::Topology>() {
+    let channel = salias::Channel::<Sample, M, K>::connect(&support::arg::<String>("NAME")).unwrap();
     let mut publisher = channel.publisher().unwrap();
     for seq in 0..support::arg::<u64>("COUNT") {
         publisher.send(&Sample::new(0, seq)).unwrap();
@@ -336,18 +336,16 @@ fn publish_then_die() {
 /// `recv_async` beside a heartbeat timer hears that its only publisher process was
 /// killed, after receiving everything it committed; a next publisher is received as
 /// usual, and its drop heard too.
-#[test]
-fn async_subscriber_hears_its_publisher_killed() {
-    const TEST: &str = "async_subscriber_hears_its_publisher_killed";
+fn async_subscriber_hears_its_publisher_killed<M: salias::Mode, K: salias::Topology>(test: &str) {
     const COUNT: u64 = 2_000;
     if role().is_some() {
-        return publish_then_die();
+        return publish_then_die::<M, K>();
     }
     let name = unique_name("async-gone");
-    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let channel = salias::Channel::<Sample, M, K>::create(&Config::new(&name)).unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     let child = spawn(
-        TEST,
+        test,
         "publisher",
         &[("NAME", name.clone()), ("COUNT", COUNT.to_string())],
     );
@@ -379,4 +377,32 @@ fn async_subscriber_hears_its_publisher_killed() {
         );
     }));
     drop(child);
+}
+
+#[test]
+fn async_fifo_mpsc_subscriber_hears_its_publisher_killed() {
+    async_subscriber_hears_its_publisher_killed::<salias::Fifo, salias::Mpsc>(
+        "async_fifo_mpsc_subscriber_hears_its_publisher_killed",
+    );
+}
+
+#[test]
+fn async_fifo_fanout_subscriber_hears_its_publisher_killed() {
+    async_subscriber_hears_its_publisher_killed::<salias::Fifo, salias::Fanout>(
+        "async_fifo_fanout_subscriber_hears_its_publisher_killed",
+    );
+}
+
+#[test]
+fn async_ordered_mpsc_subscriber_hears_its_publisher_killed() {
+    async_subscriber_hears_its_publisher_killed::<salias::Ordered, salias::Mpsc>(
+        "async_ordered_mpsc_subscriber_hears_its_publisher_killed",
+    );
+}
+
+#[test]
+fn async_ordered_fanout_subscriber_hears_its_publisher_killed() {
+    async_subscriber_hears_its_publisher_killed::<salias::Ordered, salias::Fanout>(
+        "async_ordered_fanout_subscriber_hears_its_publisher_killed",
+    );
 }

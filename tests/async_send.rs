@@ -184,6 +184,10 @@ fn async_send_hears_its_subscriber_die() {
     while publisher.offer(&Sample::new(0, seq)).is_ok() {
         seq += 1;
     }
+    let before = support::thread_cpu_time();
     let sent = run(async { publisher.send_async(&Sample::new(0, seq)).await });
+    let cpu = support::thread_cpu_time() - before;
     assert_eq!(sent, Err(PublishError::NoSubscriber));
+    // It slept through the subscriber's 300 ms and the detection after.
+    assert!(cpu < Duration::from_millis(100), "{cpu:?} of CPU while waiting");
 }

@@ -4,6 +4,7 @@
 //! before any; an Mpsc publisher blocked for room hears that its subscriber died
 //! (`PublishError::NoSubscriber`) instead of waiting forever, and a later subscriber
 //! resumes with everything. Each test prints the detection times it measured.
+#![cfg(target_os = "linux")]
 
 #[path = "support/readiness.rs"]
 mod readiness_support;
@@ -201,18 +202,6 @@ fn a_remaining_publisher_keeps_the_channel_connected() {
     assert_eq!(subscriber.recv_timeout(WATCHDOG).map(|m| m.seq), Ok(7));
 }
 
-/// CPU time of the calling thread only (other tests run in parallel threads).
-fn thread_cpu() -> Duration {
-    // SAFETY: `usage` is a writable rusage; getrusage fills it.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        assert_eq!(libc::getrusage(libc::RUSAGE_THREAD, &mut usage), 0);
-        usage
-    };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Blocking {
     Send,
@@ -246,7 +235,7 @@ fn a_publisher_hears_its_subscriber_die<M: Mode>(test: &str) {
                 Err(e) => panic!("{blocking:?}: filling the ring: {e}"),
             }
         }
-        let cpu = thread_cpu();
+        let cpu = support::thread_cpu_time();
         let outcome = match blocking {
             Blocking::Send => publisher.send(&Sample::new(0, sent)),
             Blocking::Descriptor => {
@@ -264,7 +253,7 @@ fn a_publisher_hears_its_subscriber_die<M: Mode>(test: &str) {
             }
         };
         let heard = Instant::now();
-        let cpu = thread_cpu() - cpu;
+        let cpu = support::thread_cpu_time() - cpu;
         assert_eq!(outcome, Err(PublishError::NoSubscriber), "{blocking:?}");
         let gone = exited
             .recv_timeout(WATCHDOG)

@@ -383,6 +383,9 @@ fn random_scribbles_never_crash_or_hang() {
                 match outcome {
                     Ok(n) => messages += n,
                     Err(ReceiveError::Corrupt) => corrupt += 1,
+                    // The publisher process may stop (having found the damage) or have its
+                    // slot scribbled free: said once, and the subscriber goes on.
+                    Err(ReceiveError::Disconnected) => {}
                     Err(e) => panic!("unexpected error kind: {e}"),
                 }
             }

@@ -260,10 +260,24 @@ pub fn reported(reports: &[String], key: &str) -> u128 {
 
 /// The CPU time (user and system) this process has used so far.
 pub fn cpu_time() -> Duration {
+    rusage_cpu(libc::RUSAGE_SELF)
+}
+
+/// The CPU time (user and system) the calling thread has used so far: unlike
+/// `cpu_time`, not counting other tests running in parallel threads.
+pub fn thread_cpu_time() -> Duration {
+    #[cfg(target_os = "linux")]
+    return rusage_cpu(libc::RUSAGE_THREAD);
+    // No per-thread usage there: the process's, an upper bound.
+    #[cfg(not(target_os = "linux"))]
+    return rusage_cpu(libc::RUSAGE_SELF);
+}
+
+fn rusage_cpu(who: libc::c_int) -> Duration {
     // SAFETY: `usage` is a writable rusage; getrusage fills it.
     let usage = unsafe {
         let mut usage = std::mem::zeroed::<libc::rusage>();
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut usage), 0);
+        assert_eq!(libc::getrusage(who, &mut usage), 0);
         usage
     };
     let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;

@@ -52,7 +52,11 @@ pub fn ready_and_wait_for_start(
         .send(&Control { kind: READY, value: 0 })
         .expect("report ready");
     loop {
-        let message = *control.recv().expect("control");
+        let message = match control.recv() {
+            Ok(message) => *message,
+            // The control channel's publisher is the parent's, which outlives the run.
+            Err(e) => panic!("control: {e}"),
+        };
         if message.kind == GO {
             return message.value;
         }
@@ -75,8 +79,12 @@ pub struct SaliasOrderRx(pub salias::Subscriber<OrderMsg, salias::Ordered, salia
 
 impl OrderRx for SaliasOrderRx {
     fn try_recv(&mut self) -> Option<(u64, OrderMsg)> {
-        let received = self.0.try_recv().expect("engine receive")?;
-        Some((received.sequence(), *received))
+        match self.0.try_recv() {
+            Ok(received) => received.map(|received| (received.sequence(), *received)),
+            // Every gateway has finished (each says how many it sent): nothing more comes.
+            Err(ReceiveError::Disconnected) => None,
+            Err(e) => panic!("engine receive: {e}"),
+        }
     }
 
     fn idle(&mut self) {
@@ -107,10 +115,12 @@ pub struct SaliasEventRx {
 
 impl EventRx for SaliasEventRx {
     fn poll(&mut self, mut handle: impl FnMut(&EventMsg)) -> usize {
-        let polled = self
-            .events
-            .poll(1024, |_, event| handle(event))
-            .expect("subscriber poll");
+        let polled = match self.events.poll(1024, |_, event| handle(event)) {
+            Ok(polled) => polled,
+            // The engine has finished publishing; `engine_done` says how much it sent.
+            Err(ReceiveError::Disconnected) => 0,
+            Err(e) => panic!("subscriber poll: {e}"),
+        };
         if polled > 0 {
             return polled;
         }
@@ -121,7 +131,7 @@ impl EventRx for SaliasEventRx {
                 handle(&event);
                 1
             }
-            Err(ReceiveError::TimedOut) => 0,
+            Err(ReceiveError::TimedOut | ReceiveError::Disconnected) => 0,
             Err(e) => panic!("subscriber receive: {e}"),
         }
     }
@@ -130,13 +140,14 @@ impl EventRx for SaliasEventRx {
 
     fn engine_done(&mut self) -> Option<u64> {
         let mut done = None;
-        self.control
-            .poll(16, |_, message| {
-                if message.kind == ENGINE_DONE {
-                    done = Some(message.value);
-                }
-            })
-            .expect("control poll");
-        done
+        let polled = self.control.poll(16, |_, message| {
+            if message.kind == ENGINE_DONE {
+                done = Some(message.value);
+            }
+        });
+        match polled {
+            Ok(_) | Err(ReceiveError::Disconnected) => done,
+            Err(e) => panic!("control poll: {e}"),
+        }
     }
 }

@@ -74,6 +74,9 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
     while checked_in < children_count {
         match ready_rx.recv_timeout(Duration::from_millis(50)) {
             Ok(_) => checked_in += 1,
+            // Each child drops its ready publisher after checking in: between two, none is
+            // left for a moment, which the receive says once.
+            Err(ReceiveError::Disconnected) => {}
             Err(ReceiveError::TimedOut) => {
                 if let Err(e) = children.check_running() {
                     panic!("a pipeline process exited before the start: {e}");
