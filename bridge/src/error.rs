@@ -52,6 +52,23 @@ pub enum BridgeError {
         /// What happened.
         what: String,
     },
+    /// The `in` side's state record (what it delivered, for a restart) cannot be used.
+    State {
+        /// What the bridge was doing with it, e.g. "opening".
+        doing: String,
+        /// The record's file.
+        path: std::path::PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The local channel `out` reads was removed or replaced under its name, and the
+    /// configuration asked to stop then (`exit_on_removal`).
+    ChannelGone {
+        /// The channel name.
+        channel: String,
+        /// What the name leads to now, in salias's words.
+        state: salias::NameState,
+    },
     /// The local channel's kind is not one this bridge knows (a newer salias).
     UnknownKind {
         /// The channel name.
@@ -90,6 +107,17 @@ impl fmt::Display for BridgeError {
                  channel allows {stream_max}; create it with Config::max_message_size({stream_max}) or more"
             ),
             BridgeError::Thread { what } => write!(f, "the bridge's thread {what}"),
+            BridgeError::ChannelGone { channel, state } => write!(
+                f,
+                "the local channel \"{channel}\" that out reads is gone: {state}; out stops, as \
+                 --exit-on-removal asks (without it, out follows the name to a new channel)"
+            ),
+            BridgeError::State { doing, path, source } => write!(
+                f,
+                "{doing} the in side's state record {}: {source}; it must be writable (choose another \
+                 directory with --state-dir) and used by one `in` at a time",
+                path.display()
+            ),
             BridgeError::UnknownKind { channel, kind } => write!(
                 f,
                 "the channel \"{channel}\" is of kind \"{kind}\", which this bridge does not know; \
@@ -104,6 +132,7 @@ impl std::error::Error for BridgeError {
         match self {
             BridgeError::Salias { source, .. } => Some(source),
             BridgeError::Zenoh { source, .. } => Some(&**source),
+            BridgeError::State { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -4,6 +4,7 @@
 //! goes away.
 
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,6 +15,7 @@ use zenoh::Wait;
 use zenoh::sample::{Sample, SampleKind};
 
 use crate::error::{BridgeError, Result};
+use crate::ledger::{Ledger, Record, Resume};
 use crate::local::{Offered, Sink};
 use crate::session::{ZenohConfig, liveliness_key};
 use crate::wire::{Batch, StreamMeta};
@@ -44,6 +46,10 @@ pub struct InConfig {
     pub capacity: usize,
     /// How to join zenoh.
     pub zenoh: ZenohConfig,
+    /// Where the bridge keeps its state record (what it delivered, so that a restarted
+    /// `in` reports what it missed); default /dev/shm, else `$XDG_RUNTIME_DIR`, else the
+    /// temporary directory. The file is named after the channel and the key.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl InConfig {
@@ -55,6 +61,7 @@ impl InConfig {
             backpressure: Backpressure::Block,
             capacity: 1 << 20,
             zenoh,
+            state_dir: None,
         }
     }
 }
@@ -83,6 +90,20 @@ pub struct InStats {
     pub refused: u64,
     /// Far `out` sides that went away (stopped, or their process or host died).
     pub outs_lost: u64,
+    /// Messages of a stream that an earlier `in` (killed, or stopped) never delivered,
+    /// found when this one took the stream up again ([`InEvent::Undelivered`]); also
+    /// counted in `gaps`, as message indices on FIFO streams and as the sequence numbers
+    /// they leave out on Ordered ones.
+    pub undelivered: u64,
+    /// Messages an earlier `in` was publishing as it died whose arrival cannot be told.
+    pub in_doubt: u64,
+    /// Runs of messages whose state record could not be written.
+    pub unrecorded: u64,
+    /// Messages the near channel refused at least once because it is Mpsc, its ring is
+    /// full and it has no subscriber (`PublishError::NoSubscriber`): in block mode they
+    /// wait for a subscriber to join (and count in `waited`), in drop mode they are
+    /// dropped (and count in `dropped`).
+    pub no_subscriber: u64,
 }
 
 /// Something the `in` side noticed, in the order it noticed it.
@@ -121,6 +142,32 @@ pub enum InEvent {
         /// What was wrong.
         reason: String,
     },
+    /// This `in` took up a stream an earlier `in` of the same channel and key had fed
+    /// (it was killed or stopped): what that one never delivered into the near channel,
+    /// from its state record and the near channel's own commit count. Reported at the
+    /// stream's first sample after the restart, when anything is missing or in doubt.
+    Undelivered {
+        /// The stream.
+        stream_id: u64,
+        /// Stream message indices that never reached the near channel.
+        messages: Range<u64>,
+        /// Ordered: the far sequence numbers missing there, declared as one gap in the
+        /// near channel (`Publisher::publish_gap`); `None` on FIFO streams.
+        sequences: Option<Range<u64>>,
+        /// Messages the earlier `in` was publishing as it died of which none, some or all
+        /// reached the near channel (it could not be read, or another process took the
+        /// publisher slot); not in `messages`. Empty when the report is exact.
+        in_doubt: Range<u64>,
+        /// Ordered: how many of `sequences`' first numbers the earlier `in` was declaring
+        /// lost as it died; the near channel may hold that declaration twice.
+        gap_in_doubt: u64,
+    },
+    /// The state record could not be written (reported once): until it can, a
+    /// restarted `in` may report as undelivered messages that this one delivered.
+    Unrecorded {
+        /// The system's error and the file.
+        error: String,
+    },
 }
 
 struct State {
@@ -135,6 +182,16 @@ struct State {
     next_index: Option<u64>,
     next_sequence: Option<u64>,
     stats: InStats,
+    /// The state record, rewritten at the start of every run of messages.
+    ledger: Ledger,
+    /// What an earlier `in` left, until the first stream arrives.
+    resume: Option<Resume>,
+    /// The resumed stream's first batch is still to come.
+    resuming: Option<Resume>,
+    /// Whether the record describes the run now being published: a drop, a skipped
+    /// message, a gap or a new batch ends a run.
+    run_open: bool,
+    unrecorded_reported: bool,
     /// What `Inbound::stats` reads: copied after every sample, so a delivery blocked on a
     /// full channel never blocks a caller asking for counts.
     published: Arc<Mutex<InStats>>,
@@ -146,6 +203,7 @@ pub struct Inbound {
     stats: Arc<Mutex<InStats>>,
     events: Receiver<InEvent>,
     stop: Arc<AtomicBool>,
+    state_path: PathBuf,
     _subscriber: zenoh::pubsub::Subscriber<()>,
     _liveliness: zenoh::pubsub::Subscriber<()>,
     _session: zenoh::Session,
@@ -155,6 +213,9 @@ pub struct Inbound {
 const EVENT_QUEUE: usize = 1024;
 /// How long one blocked delivery waits before it looks at the stop flag again.
 const BLOCK_SLICE: Duration = Duration::from_millis(50);
+/// How long a delivery naps when the near channel is full and has no subscriber: the
+/// library refuses at once then, so block mode retries at this pace until one joins.
+const NO_SUBSCRIBER_NAP: Duration = Duration::from_millis(10);
 
 impl Inbound {
     pub(crate) fn start(config: InConfig) -> Result<Inbound> {
@@ -162,6 +223,12 @@ impl Inbound {
             "checking the channel name \"{}\"",
             config.channel
         )))?;
+        // Before zenoh, so no sample arrives first, and before this process takes a
+        // publisher slot in the near channel: the slot's count is the predecessor's.
+        let dir = config.state_dir.clone().unwrap_or_else(crate::ledger::default_dir);
+        let (ledger, previous) = Ledger::open(&dir, &config.channel, &config.key)?;
+        let state_path = ledger.path().to_owned();
+        let resume = previous.map(|record| Resume::from(&record, salias::channel_status(&config.channel)));
         let session = config.zenoh.open()?;
         let (sender, events) = sync_channel(EVENT_QUEUE);
         let key = config.key.clone();
@@ -177,6 +244,11 @@ impl Inbound {
             next_index: None,
             next_sequence: None,
             stats: InStats::default(),
+            ledger,
+            resume,
+            resuming: None,
+            run_open: false,
+            unrecorded_reported: false,
             published: stats.clone(),
             events: sender,
         }));
@@ -208,6 +280,7 @@ impl Inbound {
             stats,
             events,
             stop,
+            state_path,
             _subscriber: subscriber,
             _liveliness: liveliness,
             _session: session,
@@ -222,6 +295,11 @@ impl Inbound {
     /// What the bridge noticed, oldest first (up to 1024 unread are kept).
     pub fn events(&self) -> &Receiver<InEvent> {
         &self.events
+    }
+
+    /// The file holding this bridge's state record.
+    pub fn state_path(&self) -> &Path {
+        &self.state_path
     }
 }
 
@@ -252,6 +330,15 @@ fn liveliness(sample: &Sample, stats: &Mutex<InStats>, events: &SyncSender<InEve
         }
     };
     let _ = events.try_send(event);
+}
+
+/// Where a run of published messages starts: its first message's stream index and far
+/// sequence number, and how many messages of its batch remain from there.
+#[derive(Clone, Copy)]
+struct Run {
+    index: u64,
+    count: u64,
+    sequence: u64,
 }
 
 impl State {
@@ -298,6 +385,18 @@ impl State {
         }
         // Numbers come from the network: never trusted not to overflow.
         self.next_batch = Some(batch.number.saturating_add(1));
+        let wait = match self.config.backpressure {
+            Backpressure::Block => Some(BLOCK_SLICE),
+            Backpressure::Drop => None,
+        };
+        self.run_open = false;
+        if let Some(resume) = self.resuming.take() {
+            match self.take_up(resume, &batch, stream_id, ordered, wait, stop) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(error) => return self.refuse(&attachment, stream_id, error.to_string()),
+            }
+        }
         if !ordered {
             if let Some(expected) = self.next_index
                 && batch.first_index > expected
@@ -306,12 +405,15 @@ impl State {
             }
             self.next_index = Some(batch.first_index.saturating_add(u64::from(batch.count)));
         }
-        let wait = match self.config.backpressure {
-            Backpressure::Block => Some(BLOCK_SLICE),
-            Backpressure::Drop => None,
-        };
         let mut failure = None;
+        let mut position = 0u64;
         let parsed = batch.for_each(|message| {
+            let run = Run {
+                index: batch.first_index.saturating_add(position),
+                count: u64::from(batch.count) - position,
+                sequence: message.sequence,
+            };
+            position += 1;
             if ordered {
                 match self.next_sequence {
                     Some(expected) if message.sequence < expected => {
@@ -320,11 +422,12 @@ impl State {
                             "stream {stream_id:016x} sent sequence number {} after {expected}",
                             message.sequence
                         ));
+                        self.run_open = false;
                         return true;
                     }
                     Some(expected) if message.sequence > expected => {
                         self.gap(stream_id, expected..message.sequence, true);
-                        if let Err(e) = self.declare_gap(message.sequence - expected, wait, stop) {
+                        if let Err(e) = self.declare_gap(message.sequence - expected, run, wait, stop) {
                             failure = Some(e);
                             return false;
                         }
@@ -334,6 +437,9 @@ impl State {
                 self.next_sequence = Some(message.sequence.saturating_add(1));
             }
             self.stats.messages += 1;
+            if !self.run_open {
+                self.record(run, 0);
+            }
             match self.deliver(message.bytes, wait, stop) {
                 Ok(()) => true,
                 Err(e) => {
@@ -356,6 +462,7 @@ impl State {
             return Ok(());
         };
         let mut waited = false;
+        let mut unsubscribed = false;
         loop {
             match sink.offer(bytes, wait)? {
                 Offered::Published => {
@@ -364,39 +471,147 @@ impl State {
                     return Ok(());
                 }
                 Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => waited = true,
+                Offered::NoSubscriber => {
+                    self.stats.no_subscriber += u64::from(!unsubscribed);
+                    unsubscribed = true;
+                    if wait.is_some() && !stop.load(Ordering::Relaxed) {
+                        waited = true;
+                        std::thread::sleep(NO_SUBSCRIBER_NAP);
+                    } else {
+                        self.stats.dropped += 1;
+                        self.run_open = false;
+                        return Ok(());
+                    }
+                }
                 Offered::Backpressured => {
                     self.stats.dropped += 1;
+                    // The record's run is the messages published one after another.
+                    self.run_open = false;
                     return Ok(());
                 }
             }
         }
     }
 
+    /// Rewrites the state record: the run starting at `run` is about to be published,
+    /// after declaring `gap_before` numbers lost. One write, no allocation; a failure is
+    /// counted and reported once.
+    fn record(&mut self, run: Run, gap_before: u64) {
+        let Some(sink) = self.sink.as_ref() else {
+            return;
+        };
+        let record = Record {
+            stream_id: self.meta.as_ref().map_or(0, |meta| meta.stream_id),
+            next_batch: self.next_batch.unwrap_or(0),
+            index: run.index,
+            count: run.count,
+            sequence: run.sequence,
+            gap_before,
+            slot: sink.slot() as u64,
+            pid: u64::from(std::process::id()),
+            published: sink.published(),
+        };
+        self.run_open = true;
+        if let Err(error) = self.ledger.write(&record) {
+            self.stats.unrecorded += 1;
+            if !self.unrecorded_reported {
+                self.unrecorded_reported = true;
+                let error = format!("writing {}: {error}", self.ledger.path().display());
+                self.event(InEvent::Unrecorded { error });
+            }
+        }
+    }
+
+    /// The first batch of a stream an earlier `in` fed: reports what that one never
+    /// delivered (and, Ordered, declares it in the near channel). Returns whether the
+    /// batch is to be delivered.
+    fn take_up(
+        &mut self,
+        resume: Resume,
+        batch: &Batch,
+        stream_id: u64,
+        ordered: bool,
+        wait: Option<Duration>,
+        stop: &AtomicBool,
+    ) -> salias::Result<bool> {
+        if batch.first_index < resume.next_index {
+            self.malformed(format!(
+                "stream {stream_id:016x} sent message {} again after {} were delivered",
+                batch.first_index, resume.next_index
+            ));
+            return Ok(false);
+        }
+        let messages = resume.next_index..batch.first_index;
+        let first = batch.first_sequence().filter(|_| ordered);
+        let sequences = first.map(|first| resume.next_sequence..first.max(resume.next_sequence));
+        let numbers = sequences.clone().unwrap_or(messages.clone());
+        if !numbers.is_empty() {
+            let gaps = &mut self.stats.gaps;
+            gaps.events += 1;
+            gaps.missing += numbers.end - numbers.start;
+            gaps.last = Some(numbers.clone());
+        }
+        self.stats.undelivered += messages.end - messages.start;
+        self.stats.in_doubt += resume.in_doubt.end - resume.in_doubt.start;
+        if !numbers.is_empty() || !messages.is_empty() || !resume.in_doubt.is_empty() || resume.gap_in_doubt > 0 {
+            self.event(InEvent::Undelivered {
+                stream_id,
+                messages,
+                sequences: sequences.clone(),
+                in_doubt: resume.in_doubt,
+                gap_in_doubt: resume.gap_in_doubt,
+            });
+        }
+        self.next_index = Some(batch.first_index);
+        if let (Some(first), Some(sequences)) = (first, sequences) {
+            let run = Run {
+                index: batch.first_index,
+                count: u64::from(batch.count),
+                sequence: first,
+            };
+            self.declare_gap(sequences.end - sequences.start, run, wait, stop)?;
+            self.next_sequence = Some(first);
+        }
+        Ok(true)
+    }
+
     /// Declares `count` numbers lost in the local Ordered channel, so that its subscribers
     /// report the gap as a local one's would (`Subscriber::gaps`, `gap_before`). A stream
     /// jumping past what one declaration takes is damaged: the jump is still declared, up
     /// to that bound, and reported as malformed.
-    fn declare_gap(&mut self, count: u64, wait: Option<Duration>, stop: &AtomicBool) -> salias::Result<()> {
+    ///
+    /// The record says the gap is being declared before `run`, and then that it was: a
+    /// restart in between knows the declaration is in doubt.
+    fn declare_gap(&mut self, count: u64, run: Run, wait: Option<Duration>, stop: &AtomicBool) -> salias::Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
         if count > salias::MAX_GAP {
             self.malformed(format!(
                 "a stream skipped {count} sequence numbers, more than the {} one gap declares",
                 salias::MAX_GAP
             ));
         }
-        let Some(sink) = self.sink.as_mut() else {
+        if self.sink.is_none() {
             return Ok(());
-        };
+        }
+        self.record(run, count);
         loop {
+            let Some(sink) = self.sink.as_mut() else {
+                return Ok(());
+            };
             match sink.publish_gap(count.min(salias::MAX_GAP), wait)? {
-                Offered::Published => return Ok(()),
-                Offered::Backpressured if wait.is_some() && !stop.load(Ordering::Relaxed) => {}
-                Offered::Backpressured => {
+                Offered::Published => break,
+                Offered::Backpressured | Offered::NoSubscriber if wait.is_some() && !stop.load(Ordering::Relaxed) => {}
+                Offered::Backpressured | Offered::NoSubscriber => {
                     // Drop mode: the gap goes where dropped messages go, into the counts.
                     self.stats.dropped += 1;
-                    return Ok(());
+                    break;
                 }
             }
         }
+        self.record(run, 0);
+        Ok(())
     }
 
     fn gap(&mut self, stream_id: u64, missing: Range<u64>, ordered: bool) {
@@ -446,6 +661,14 @@ impl State {
         }
         self.accepted = attachment.to_vec();
         (self.next_batch, self.next_index, self.next_sequence) = (None, None, None);
+        // The stream an earlier `in` fed, taken up where that one's record says it
+        // stopped; any other stream starts afresh (and the record is then its own).
+        self.resuming = self.resume.take().filter(|resume| resume.stream_id == meta.stream_id);
+        if let Some(resume) = &self.resuming {
+            self.next_batch = Some(resume.next_batch);
+            self.next_index = Some(resume.next_index);
+            self.next_sequence = meta.ordered.then_some(resume.next_sequence);
+        }
         self.event(InEvent::Stream(meta.clone()));
         self.meta = Some(meta);
         true
@@ -466,17 +689,18 @@ fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
                     kind: meta.kind().to_owned(),
                 });
             }
-            let create = Config::new(name)
-                .capacity(config.capacity)
-                .max_message_size(meta.max_message_size as usize);
-            return Sink::open(name, meta, Some(&create))
-                .map_err(BridgeError::salias(format!("creating the local channel \"{name}\"")));
+            return create_sink(config, meta);
         }
         other => other.map_err(BridgeError::salias(doing.as_str()))?,
     };
     // The kind first, as `connect` checks it: connecting with the stream's kind refuses
     // another with `KindMismatch`.
-    let sink = Sink::open(name, meta, None).map_err(BridgeError::salias(doing.as_str()))?;
+    let sink = match Sink::open(name, meta, None) {
+        // A raw channel whose creator died, such as a killed `in`: `create` recovers it.
+        // (A typed one's creator is the application, which must recreate it.)
+        Err(salias::Error::Stale { .. }) if meta.message_type.is_none() => return create_sink(config, meta),
+        other => other.map_err(BridgeError::salias(doing.as_str()))?,
+    };
     if status.recorded_type != meta.message_type {
         return Err(BridgeError::Salias {
             doing,
@@ -498,4 +722,13 @@ fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
         });
     }
     Ok(sink)
+}
+
+/// Creates the raw local channel for `meta` (owned by the bridge while it runs).
+fn create_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
+    let name = config.channel.as_str();
+    let create = Config::new(name)
+        .capacity(config.capacity)
+        .max_message_size(meta.max_message_size as usize);
+    Sink::open(name, meta, Some(&create)).map_err(BridgeError::salias(format!("creating the local channel \"{name}\"")))
 }

@@ -23,8 +23,18 @@
 //! - **A far `out` that dies** (its process, or its host) is reported by the `in` side
 //!   ([`InEvent::OutLost`]) once zenoh closes the session: at once when the peer's
 //!   socket closes, within zenoh's lease (10 s by default) when its host vanishes.
+//! - **A killed `in`**, restarted with its state record (a small file named after the
+//!   near channel and the key), reports exactly which messages of the stream it never
+//!   delivered ([`InEvent::Undelivered`], [`InStats::undelivered`]); on an Ordered channel
+//!   they are declared there as a gap. The record says where each run of published
+//!   messages began and the near publisher slot's commit count then, which the near
+//!   channel keeps after the publisher dies.
+//! - **A far channel removed or replaced** under its name is noticed while `out` is idle
+//!   ([`OutEvent`]): `out` follows the name to the new channel as a new stream, or stops
+//!   with [`BridgeError::ChannelGone`] ([`OutConfig::exit_on_removal`]).
 //! - **Backpressure** on the `in` side is a choice ([`Backpressure`]): block zenoh's
-//!   callback (and so the far side), or drop and count.
+//!   callback (and so the far side), or drop and count; a near Mpsc channel left without
+//!   a subscriber is waited for, or dropped into, the same way.
 //!
 //! ```no_run
 //! use salias_bridge::{Bridge, InConfig, OutConfig, ZenohConfig};
@@ -38,6 +48,7 @@
 
 mod error;
 mod inbound;
+mod ledger;
 mod local;
 mod outbound;
 mod session;
@@ -45,7 +56,7 @@ mod wire;
 
 pub use error::{BridgeError, Result};
 pub use inbound::{Backpressure, InConfig, InEvent, InStats, Inbound};
-pub use outbound::{Congestion, OutConfig, OutStats, Outbound};
+pub use outbound::{Congestion, OutConfig, OutEvent, OutStats, Outbound};
 pub use session::ZenohConfig;
 pub use wire::StreamMeta;
 

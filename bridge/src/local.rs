@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use salias::{
-    Bytes, Channel, ChannelStatus, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, PublishError, Publisher,
-    RawChannel, ReceiveError, Subscriber, Topology,
+    Bytes, Channel, ChannelStatus, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, NameState, Ordered, PublishError,
+    Publisher, RawChannel, ReceiveError, Subscriber, Topology,
 };
 
 use crate::error::{BridgeError, Result};
@@ -76,30 +76,51 @@ impl Source {
 
     /// Hands up to `max` waiting messages to `each` (publisher slot, sequence, bytes).
     /// A failure is the full error the subscriber kept (`fault`), not just its kind.
-    pub(crate) fn poll(&mut self, max: usize, mut each: impl FnMut(usize, u64, &[u8])) -> salias::Result<usize> {
-        each_kind!(Source, self, s => s
+    pub(crate) fn poll(&mut self, max: usize, mut each: impl FnMut(usize, u64, &[u8])) -> salias::Result<Polled> {
+        each_kind!(Source, self, s => match s
             .poll(max, |info, bytes| each(info.publisher_slot(), info.sequence_or_zero(), bytes))
-            .map_err(|e| s.fault().unwrap_or(e.into())))
+        {
+            Ok(got) => Ok(Polled::Messages(got)),
+            Err(ReceiveError::Disconnected) => Ok(Polled::PublishersGone),
+            Err(e) => Err(s.fault().unwrap_or(e.into())),
+        })
     }
 
-    /// Waits up to `timeout` for one message; `Ok(false)` if none came.
+    /// Waits up to `timeout` for one message; `Messages(0)` if none came.
     pub(crate) fn recv_timeout(
         &mut self,
         timeout: Duration,
         each: impl FnOnce(usize, u64, &[u8]),
-    ) -> salias::Result<bool> {
+    ) -> salias::Result<Polled> {
         each_kind!(Source, self, s => {
             let failed = match s.recv_timeout(timeout) {
                 Ok(message) => {
                     each(message.publisher_slot(), message.info().sequence_or_zero(), &message);
-                    return Ok(true);
+                    return Ok(Polled::Messages(1));
                 }
-                Err(ReceiveError::TimedOut) => return Ok(false),
+                Err(ReceiveError::TimedOut) => return Ok(Polled::Messages(0)),
+                Err(ReceiveError::Disconnected) => return Ok(Polled::PublishersGone),
                 Err(e) => e,
             };
             Err(s.fault().unwrap_or(failed.into()))
         })
     }
+
+    /// Whether the channel's name still leads to the channel this reads: a few system
+    /// calls, for the idle path only.
+    pub(crate) fn name_state(&self) -> salias::Result<NameState> {
+        each_kind!(Source, self, s => s.name_state())
+    }
+}
+
+/// What one receive on a [`Source`] found.
+pub(crate) enum Polled {
+    /// This many messages (maybe none).
+    Messages(usize),
+    /// Every publisher of the channel has gone and everything they committed was
+    /// received (`ReceiveError::Disconnected`, once per departure); the channel stays
+    /// readable for a next publisher.
+    PublishersGone,
 }
 
 /// A publisher into the local channel an `in` bridge feeds, and the channel itself when
@@ -121,6 +142,9 @@ pub(crate) enum Offered {
     Published,
     /// Refused for lack of room (drop mode), or still refused after waiting (block mode).
     Backpressured,
+    /// Mpsc: the ring is full and the channel has no subscriber to release room
+    /// (`PublishError::NoSubscriber`); returned at once, without waiting.
+    NoSubscriber,
 }
 
 fn feed<M: Mode, K: Topology>(name: &str, create: Option<&Config<RawChannel>>) -> salias::Result<Feed<M, K>> {
@@ -161,9 +185,21 @@ impl Sink {
             match outcome {
                 Ok(()) => Ok(Offered::Published),
                 Err(PublishError::Backpressured | PublishError::TimedOut) => Ok(Offered::Backpressured),
+                Err(PublishError::NoSubscriber) => Ok(Offered::NoSubscriber),
                 Err(e) => Err(f.publisher.fault().unwrap_or(e.into())),
             }
         })
+    }
+
+    /// The near channel's publisher slot this sink publishes from.
+    pub(crate) fn slot(&self) -> usize {
+        each_kind!(Sink, self, f => f.publisher.slot())
+    }
+
+    /// Messages that slot has committed, by this publisher and earlier holders: what
+    /// `PublisherStatus::published` shows after this process dies.
+    pub(crate) fn published(&self) -> u64 {
+        each_kind!(Sink, self, f => f.publisher.published())
     }
 
     /// Declares `count` (at most `salias::MAX_GAP`) sequence numbers lost in the local
@@ -190,10 +226,13 @@ fn gap_into<K: Topology>(
     loop {
         match publisher.publish_gap(count) {
             Ok(()) => return Ok(Offered::Published),
-            Err(PublishError::Backpressured) if deadline.is_some_and(|d| std::time::Instant::now() < d) => {
+            // No subscriber to make room is the same wait here: a gap is rare.
+            Err(PublishError::Backpressured | PublishError::NoSubscriber)
+                if deadline.is_some_and(|d| std::time::Instant::now() < d) =>
+            {
                 std::thread::sleep(Duration::from_micros(100));
             }
-            Err(PublishError::Backpressured) => return Ok(Offered::Backpressured),
+            Err(PublishError::Backpressured | PublishError::NoSubscriber) => return Ok(Offered::Backpressured),
             Err(e) => return Err(publisher.fault().unwrap_or(e.into())),
         }
     }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use salias_bridge::{Backpressure, Bridge, Congestion, InConfig, InEvent, OutConfig, ZenohConfig};
+use salias_bridge::{Backpressure, Bridge, Congestion, InConfig, InEvent, OutConfig, OutEvent, ZenohConfig};
 
 /// Counts heap allocations, so `--stats-every` can show what the hot path allocates (one
 /// buffer per batch on `out`; zenoh's own per sample), measured rather than assumed.
@@ -129,6 +129,10 @@ struct OutArgs {
     /// Forward even while no far side subscribes (those messages are lost)
     #[arg(long)]
     no_wait_for_subscriber: bool,
+    /// Exit with status 1 when the local channel is removed or replaced under its name,
+    /// instead of following the name to the new channel
+    #[arg(long)]
+    exit_on_removal: bool,
     /// Test hook: build batch N but never send it, as if zenoh lost it (repeatable)
     #[arg(long, hide = true, value_name = "N")]
     drop_batch: Vec<u64>,
@@ -153,6 +157,10 @@ struct InArgs {
     /// Exit with status 0 after this many far `out` sides went away (0: never)
     #[arg(long, default_value_t = 0, value_name = "N")]
     exit_after_lost_outs: u64,
+    /// Where to keep the state record that lets a restarted `in` report what it missed
+    /// (default /dev/shm, else $XDG_RUNTIME_DIR, else the temporary directory)
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
     #[command(flatten)]
     zenoh: ZenohArgs,
 }
@@ -193,6 +201,7 @@ fn run_out(args: OutArgs) -> Result<(), String> {
         CongestionArg::Drop => Congestion::Drop,
     };
     config.wait_for_subscriber = !args.no_wait_for_subscriber;
+    config.exit_on_removal = args.exit_on_removal;
     config.drop_batches = args.drop_batch;
     let out = Bridge::out(config).map_err(|e| e.to_string())?;
     let meta = out.meta();
@@ -206,15 +215,35 @@ fn run_out(args: OutArgs) -> Result<(), String> {
     );
     let mut last = Instant::now();
     while !out.is_finished() {
-        std::thread::sleep(Duration::from_millis(20));
+        // One line per event on stdout, as `in` prints its own.
+        if let Ok(event) = out.events().recv_timeout(Duration::from_millis(20)) {
+            match event {
+                OutEvent::ChannelRemoved { channel } => println!(
+                    "out: channel \"{channel}\" was removed; reading what is left in it and watching its name for a new channel"
+                ),
+                OutEvent::Reattached { previous, stream } => println!(
+                    "out: channel \"{}\" was replaced by a new one ({}, {}); stream {previous:016x} ended, now stream {:016x}",
+                    stream.channel,
+                    stream.kind(),
+                    stream.describe_type(),
+                    stream.stream_id
+                ),
+                OutEvent::PublishersGone { channel } => {
+                    println!("out: every publisher of channel \"{channel}\" has gone; waiting for the next")
+                }
+                _ => {}
+            }
+        }
         if args.zenoh.stats_every > 0 && last.elapsed() >= Duration::from_millis(args.zenoh.stats_every) {
             last = Instant::now();
             let stats = out.stats();
             eprintln!(
-                "out stats: messages={} samples={} bytes={} allocations={}",
+                "out stats: messages={} samples={} bytes={} reattached={} publishers_gone={} allocations={}",
                 stats.messages,
                 stats.samples,
                 stats.bytes,
+                stats.reattached,
+                stats.publishers_gone,
                 allocations()
             );
         }
@@ -229,8 +258,14 @@ fn run_in(args: InArgs) -> Result<(), String> {
         BackpressureArg::Drop => Backpressure::Drop,
     };
     config.capacity = args.capacity;
+    config.state_dir = args.state_dir.clone();
     let inbound = Bridge::inbound(config).map_err(|e| e.to_string())?;
-    println!("in: \"{}\" into channel \"{}\"", args.key, args.channel);
+    println!(
+        "in: \"{}\" into channel \"{}\" (state record {})",
+        args.key,
+        args.channel,
+        inbound.state_path().display()
+    );
     let mut last = Instant::now();
     let mut lost_outs = 0;
     loop {
@@ -265,6 +300,19 @@ fn run_in(args: InArgs) -> Result<(), String> {
                         println!("out lost: stream {stream_id:016x} went away; {:?}", inbound.stats());
                     }
                     InEvent::Malformed { reason } => println!("malformed sample: {reason}"),
+                    InEvent::Undelivered {
+                        stream_id,
+                        messages,
+                        sequences,
+                        in_doubt,
+                        gap_in_doubt,
+                    } => println!(
+                        "{}",
+                        undelivered(*stream_id, messages, sequences, in_doubt, *gap_in_doubt)
+                    ),
+                    InEvent::Unrecorded { error } => println!(
+                        "state not recorded: {error}; a restarted in may report as undelivered what this one delivered"
+                    ),
                 }
                 if args.exit_after_lost_outs > 0 && lost_outs >= args.exit_after_lost_outs {
                     println!("in: {:?}", inbound.stats());
@@ -278,7 +326,7 @@ fn run_in(args: InArgs) -> Result<(), String> {
             last = Instant::now();
             let s = inbound.stats();
             eprintln!(
-                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} allocations={}",
+                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} undelivered={} in_doubt={} unrecorded={} no_subscriber={} allocations={}",
                 s.samples,
                 s.messages,
                 s.delivered,
@@ -290,8 +338,53 @@ fn run_in(args: InArgs) -> Result<(), String> {
                 s.malformed,
                 s.refused,
                 s.outs_lost,
+                s.undelivered,
+                s.in_doubt,
+                s.unrecorded,
+                s.no_subscriber,
                 allocations()
             );
         }
     }
+}
+
+/// The line for [`InEvent::Undelivered`], e.g. "undelivered in stream 00ab…: messages
+/// 28..29 (1) were not delivered by the previous in; sequence numbers 28..29 (1) declared
+/// missing in the near channel".
+fn undelivered(
+    stream_id: u64,
+    messages: &std::ops::Range<u64>,
+    sequences: &Option<std::ops::Range<u64>>,
+    in_doubt: &std::ops::Range<u64>,
+    gap_in_doubt: u64,
+) -> String {
+    let count = |range: &std::ops::Range<u64>| range.end - range.start;
+    let mut line = format!(
+        "undelivered in stream {stream_id:016x}: messages {}..{} ({}) were not delivered by the previous in",
+        messages.start,
+        messages.end,
+        count(messages)
+    );
+    if let Some(sequences) = sequences {
+        line += &format!(
+            "; sequence numbers {}..{} ({}) declared missing in the near channel",
+            sequences.start,
+            sequences.end,
+            count(sequences)
+        );
+    }
+    if !in_doubt.is_empty() {
+        line += &format!(
+            "; messages {}..{} ({}) in doubt: the previous in was publishing them as it died, and how many arrived cannot be told",
+            in_doubt.start,
+            in_doubt.end,
+            count(in_doubt)
+        );
+    }
+    if gap_in_doubt > 0 {
+        line += &format!(
+            "; the first {gap_in_doubt} of those numbers were being declared as it died and may be declared twice"
+        );
+    }
+    line
 }

@@ -183,6 +183,12 @@ impl<'a> Batch<'a> {
         })
     }
 
+    /// The sequence number of an Ordered batch's first message, if it has one.
+    pub(crate) fn first_sequence(&self) -> Option<u64> {
+        let bytes = self.body.get(8..16).filter(|_| self.ordered && self.count > 0)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
     /// Calls `each` for every message, in order; stops at the first malformed one.
     pub(crate) fn for_each(&self, mut each: impl FnMut(Incoming<'a>) -> bool) -> Result<(), String> {
         let mut r = Reader {
@@ -272,6 +278,7 @@ mod tests {
         writer.push(1, 41, b"");
         let batch = Batch::parse(&writer.buf, true).expect("well formed");
         assert_eq!((batch.number, batch.first_index, batch.count), (7, 100, 2));
+        assert_eq!(batch.first_sequence(), Some(40));
         let mut seen = Vec::new();
         batch
             .for_each(|m| {

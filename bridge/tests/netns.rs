@@ -41,10 +41,13 @@ impl Namespaces {
         if unsafe { libc::geteuid() } != 0 {
             return Err("creating network namespaces needs root".into());
         }
+        // One pair per test: the tests of this file run at the same time.
+        static PAIRS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let pair = PAIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let id = std::process::id() % 100_000;
         let namespaces = Namespaces {
-            a: format!("slbr-a-{id}"),
-            b: format!("slbr-b-{id}"),
+            a: format!("slbr-a-{id}-{pair}"),
+            b: format!("slbr-b-{id}-{pair}"),
         };
         ip(&["netns", "add", &namespaces.a])?;
         ip(&["netns", "add", &namespaces.b])?;
@@ -177,4 +180,40 @@ fn the_bridge_crosses_a_veth_pair_between_two_network_namespaces() {
     }
     let missing = gap_of(&inbound.wait_for("gap in stream"));
     all_but(&target, 100, missing);
+}
+
+#[test]
+fn a_killed_in_across_the_veth_pair_reports_exactly_what_it_never_delivered() {
+    const TEST: &str = "a_killed_in_across_the_veth_pair_reports_exactly_what_it_never_delivered";
+    let Some(namespaces) = namespaces_or_skip(TEST) else {
+        return;
+    };
+    let in_prefix = ["ip"]
+        .into_iter()
+        .chain(Namespaces::exec(&namespaces.b))
+        .collect::<Vec<_>>();
+    let out_prefix = ["ip"]
+        .into_iter()
+        .chain(Namespaces::exec(&namespaces.a))
+        .collect::<Vec<_>>();
+    for ordered in [false, true] {
+        common::a_killed_in_reports_what_it_never_delivered(ordered, &in_prefix, &out_prefix, B);
+    }
+}
+
+#[test]
+fn a_far_channel_replaced_under_its_name_is_followed_across_the_veth_pair() {
+    const TEST: &str = "a_far_channel_replaced_under_its_name_is_followed_across_the_veth_pair";
+    let Some(namespaces) = namespaces_or_skip(TEST) else {
+        return;
+    };
+    let in_prefix = ["ip"]
+        .into_iter()
+        .chain(Namespaces::exec(&namespaces.b))
+        .collect::<Vec<_>>();
+    let out_prefix = ["ip"]
+        .into_iter()
+        .chain(Namespaces::exec(&namespaces.a))
+        .collect::<Vec<_>>();
+    common::a_replaced_far_channel_is_followed(&in_prefix, &out_prefix, B);
 }

@@ -79,8 +79,17 @@ impl Bridge {
             }
             None => Command::new(binary),
         };
+        // Every `in` keeps its state record in the test's own directory, not /dev/shm.
+        let state = std::env::temp_dir().join(format!("bridge-tests-{}", std::process::id()));
+        let state = state.to_str().expect("UTF-8").to_owned();
+        if args.first() == Some(&"in") && !args.contains(&"--state-dir") {
+            command.args(["in", "--state-dir", &state]);
+            std::fs::create_dir_all(&state).expect("create the tests' state directory");
+        } else {
+            command.args(args.first());
+        }
         let mut child = command
-            .args(args)
+            .args(args.iter().skip(1))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -123,6 +132,23 @@ impl Bridge {
                         self.what, self.seen
                     )
                 }
+            }
+        }
+    }
+
+    /// Waits at most `within` for a line containing `text`, and returns it if one came.
+    pub fn try_wait_for(&mut self, text: &str, within: Duration) -> Option<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return Some(line);
+                    }
+                }
+                Err(_) => return None,
             }
         }
     }
@@ -278,4 +304,207 @@ pub fn pass_through(publisher: &mut Publisher<Tick>, subscriber: &mut Subscriber
         let tick = *subscriber.recv_timeout(STEP).unwrap();
         assert!(tick.is_intact() && tick.seq == seq, "expected {seq}, got {tick:?}");
     }
+}
+
+/// A directory for one test's `in` state records, removed when dropped.
+pub struct StateDir(pub std::path::PathBuf);
+
+impl StateDir {
+    pub fn new(what: &str) -> StateDir {
+        let dir = std::env::temp_dir().join(unique(&format!("state-{what}")));
+        std::fs::create_dir_all(&dir).expect("create the state directory");
+        StateDir(dir)
+    }
+    pub fn arg(&self) -> String {
+        self.0.to_str().expect("UTF-8").to_owned()
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The message range in a restarted `in`'s "undelivered in stream ID: messages A..B (N)
+/// were not delivered …" line.
+pub fn undelivered_of(line: &str) -> std::ops::Range<u64> {
+    let range = line.split(": messages ").nth(1).and_then(|r| r.split(' ').next());
+    let (start, end) = range
+        .and_then(|r| r.split_once(".."))
+        .unwrap_or_else(|| panic!("no A..B in {line:?}"));
+    start.parse().unwrap()..end.parse().unwrap()
+}
+
+/// A count in an `in` or `out` "… stats: name=N …" line.
+pub fn stat(line: &str, name: &str) -> u64 {
+    line.split(&format!(" {name}="))
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+}
+
+/// `in` is SIGKILLed while it holds messages it could not deliver yet (the near channel
+/// is full and nobody reads it), and restarted with the same state record: the restart
+/// must report exactly the messages that never reached the near channel, and every other
+/// message of the stream must arrive, intact and in order. `in` listens on
+/// `address:port` inside `in_prefix`, `out` connects from inside `out_prefix`.
+pub fn a_killed_in_reports_what_it_never_delivered(
+    ordered: bool,
+    in_prefix: &[&str],
+    out_prefix: &[&str],
+    address: &str,
+) {
+    // Sent before the kill; the near ring holds about 128 of them.
+    const BEFORE: u64 = 3_000;
+    // Sent after the restart, a round at a time, until the restarted `in` sees the
+    // stream again: until `out` sees the killed `in` gone, what it sends goes to nobody
+    // (and is then part of what the restart reports).
+    const ROUND: u64 = 100;
+    const ROUNDS: u64 = 30;
+    let what = if ordered { "killed-in-ordered" } else { "killed-in-fifo" };
+    let (from, to) = (unique(&format!("{what}-a")), unique(&format!("{what}-b")));
+    let state = StateDir::new(what);
+    let (listen, connect) = endpoints(address, free_port());
+    let key = unique(what);
+    let dir = state.arg();
+    let in_args = [
+        args(&["in", "--key", &key, "--channel", &to], &listen),
+        vec!["--state-dir", &dir],
+    ]
+    .concat();
+    let far = Config::new(&from).capacity(4 << 20);
+    let near = Config::new(&to).capacity(4096);
+    // Either kind, as the same calls: publishers of Tick with the sequence = tick.seq.
+    let (fifo, ordered_channels) = if ordered {
+        (
+            None,
+            Some((
+                OrderedMpsc::<Tick>::create(&far).unwrap(),
+                OrderedMpsc::<Tick>::create(&near).unwrap(),
+            )),
+        )
+    } else {
+        (
+            Some((
+                FifoMpsc::<Tick>::create(&far).unwrap(),
+                FifoMpsc::<Tick>::create(&near).unwrap(),
+            )),
+            None,
+        )
+    };
+    let mut publish: Box<dyn FnMut(u64)> = match (&fifo, &ordered_channels) {
+        (Some((source, _)), _) => {
+            let mut publisher = source.publisher().unwrap();
+            Box::new(move |seq| publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap())
+        }
+        (_, Some((source, _))) => {
+            let mut publisher = source.publisher().unwrap();
+            Box::new(move |seq| publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap())
+        }
+        _ => unreachable!("one kind or the other"),
+    };
+    let mut send = |seqs: std::ops::Range<u64>| seqs.for_each(&mut publish);
+    let mut first = Bridge::spawn(in_prefix, &in_args);
+    first.wait_for("in: ");
+    let mut outbound = Bridge::spawn(
+        out_prefix,
+        &[
+            args(&["out", "--channel", &from, "--key", &key], &connect),
+            vec!["--stats-every", "20"],
+        ]
+        .concat(),
+    );
+    send(0..BEFORE);
+    // `out` has sent them all; `in` delivered what the near ring takes and holds the rest.
+    outbound.wait_for(&format!("messages={BEFORE} "));
+    first.wait_for("from channel");
+    std::thread::sleep(Duration::from_millis(200));
+    first.kill();
+    let mut second = Bridge::spawn(in_prefix, &in_args);
+    second.wait_for("in: ");
+    let mut total = BEFORE;
+    let line = loop {
+        assert!(
+            total < BEFORE + ROUND * ROUNDS,
+            "the restarted in never reported what it missed"
+        );
+        send(total..total + ROUND);
+        total += ROUND;
+        if let Some(line) = second.try_wait_for("undelivered in stream", Duration::from_secs(1)) {
+            break line;
+        }
+    };
+    let missing = undelivered_of(&line);
+    assert!(!line.contains("in doubt"), "a kill while blocked is exact: {line}");
+    assert!(
+        !missing.is_empty() && missing.start < BEFORE && missing.end < total,
+        "the killed in held messages it never delivered: {line}"
+    );
+    if let Some((_, target)) = &ordered_channels {
+        assert!(
+            line.contains(&format!("sequence numbers {}..{}", missing.start, missing.end)),
+            "{line}"
+        );
+        all_but(target, total, missing);
+    } else if let Some((_, target)) = &fifo {
+        let mut subscriber = target.subscriber().unwrap();
+        let expected: Vec<u64> = (0..total).filter(|seq| !missing.contains(seq)).collect();
+        let mut received = Vec::new();
+        while received.len() < expected.len() {
+            let tick = *subscriber.recv_timeout(STEP).unwrap();
+            assert!(tick.is_intact(), "damaged: {tick:?}");
+            received.push(tick.seq);
+        }
+        assert_eq!(received, expected, "everything but what was reported, in order");
+        assert!(
+            subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+            "nothing more arrives"
+        );
+    }
+}
+
+/// The far channel's owner removes it while `out` reads it, and a new channel is created
+/// under the same name: `out` says so, reattaches, and every message published to the new
+/// channel arrives at the near side, intact and in order, as a new stream.
+pub fn a_replaced_far_channel_is_followed(in_prefix: &[&str], out_prefix: &[&str], address: &str) {
+    const NEW: u64 = 30;
+    let (from, to) = (unique("replaced-a"), unique("replaced-b"));
+    let source = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let target = FifoMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (listen, connect) = endpoints(address, free_port());
+    let key = unique("replaced");
+    let mut inbound = Bridge::spawn(in_prefix, &args(&["in", "--key", &key, "--channel", &to], &listen));
+    inbound.wait_for("in: ");
+    let mut outbound = Bridge::spawn(out_prefix, &args(&["out", "--channel", &from, "--key", &key], &connect));
+    let mut subscriber = target.subscriber().unwrap();
+    let mut publisher = source.publisher().unwrap();
+    pass_through(&mut publisher, &mut subscriber, 0..100);
+    let first = outbound.wait_for("out: channel");
+    // The owner leaves (its drop removes the name) and another channel takes the name.
+    drop((publisher, source));
+    outbound.wait_for("every publisher of channel");
+    let replacement = FifoMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let mut publisher = replacement.publisher().unwrap();
+    for seq in 0..NEW {
+        publisher.send_timeout(&Tick::new(1, seq), STEP).unwrap();
+    }
+    let line = outbound.wait_for("was replaced by a new one");
+    let new_stream = line.rsplit("now stream ").next().unwrap().to_owned();
+    assert!(!first.contains(&new_stream), "a new stream: {first} / {line}");
+    for seq in 0..NEW {
+        let tick = *subscriber.recv_timeout(STEP).unwrap();
+        assert!(tick.is_intact(), "damaged: {tick:?}");
+        assert_eq!(
+            (tick.publisher, tick.seq),
+            (1, seq),
+            "the new channel's messages, in order"
+        );
+    }
+    inbound.wait_for(&format!("stream {new_stream}: FifoMpsc"));
+    assert!(
+        subscriber.recv_timeout(Duration::from_millis(200)).is_err(),
+        "nothing more arrives"
+    );
 }
