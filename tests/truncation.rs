@@ -66,7 +66,8 @@ fn run_role<K: Topology>(role: &str) {
                 },
                 |error| match error {
                     PublishError::Corrupt | PublishError::Truncated => Some(true),
-                    PublishError::Backpressured => Some(false),
+                    // The subscriber process may stop first, having found the damage.
+                    PublishError::Backpressured | PublishError::NoSubscriber => Some(false),
                     _ => None,
                 },
                 |publisher| publisher.fault(),
