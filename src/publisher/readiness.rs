@@ -22,8 +22,10 @@ use crate::protocol;
 /// On a fanout channel room can also appear without a release, when a subscriber that
 /// held it dies and a publisher's check frees its slot: so there an armed publisher's
 /// descriptor also turns readable every 100 ms while it waits, and the retried offer
-/// makes that check. (An Mpsc subscriber's place is kept for its successor, whose
-/// releases wake the publisher.)
+/// makes that check. On an Mpsc channel it turns readable when the subscriber it waits
+/// for has gone (dropped, or its process died: the watcher looks every 100 ms), so the
+/// retried offer returns [`PublishError::NoSubscriber`](crate::PublishError::NoSubscriber)
+/// once; and when a subscriber joins a channel that had none.
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};

@@ -33,6 +33,11 @@ use crate::protocol;
 /// the thread not start (the process is out of threads), the descriptor is left readable
 /// and every empty receive tries again.
 ///
+/// It also turns readable when every publisher has gone (dropped, or its process died:
+/// the watcher looks every 100 ms while another process holds a publisher slot), so the
+/// loop's next receive returns [`ReceiveError::Disconnected`](crate::ReceiveError::Disconnected)
+/// once, and then finds nothing and arms again.
+///
 /// Receive until empty each time it is readable: a receive that stops while messages
 /// remain does not arm, and the descriptor stays readable.
 ///

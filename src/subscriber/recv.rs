@@ -47,6 +47,21 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.idle_checks()
     }
 
+    /// After a `poll` that handed out `count` of at most `max` messages: an empty one
+    /// counts as a miss and makes the idle checks as an empty `try_recv` does. A message
+    /// those checks made findable (a gap declared) is left for the next call, so that the
+    /// caller's closure is called from one place only: a second call site stops the
+    /// compiler from inlining it into the delivery loop.
+    #[inline(always)]
+    fn polled(&mut self, count: usize, max: usize) -> Result<(), ReceiveError> {
+        if count > 0 {
+            self.hot.misses = 0;
+        } else if max > 0 {
+            self.found_nothing()?;
+        }
+        Ok(())
+    }
+
     #[cold]
     #[inline(never)]
     fn idle_checks(&mut self) -> Result<Option<Next>, ReceiveError> {
@@ -205,16 +220,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         self.check_usable()?;
         self.release_all();
-        if count > 0 {
-            self.hot.misses = 0;
-        } else if max > 0
-            && let Some(next) = self.found_nothing()?
-        {
-            // SAFETY: as in the loop above.
-            handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
-            self.advance(next);
-            count = 1;
-        }
+        self.polled(count, max)?;
         if count < max {
             self.drained();
         }
@@ -254,18 +260,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         }
         self.check_usable()?;
         self.release_all();
-        if count > 0 {
-            self.hot.misses = 0;
-        } else if max > 0
-            && let Some(next) = self.found_nothing()?
-        {
-            // SAFETY: as in the loop above.
-            handle(Self::info(next), unsafe {
-                std::slice::from_raw_parts(self.payload(next.ring), next.len)
-            });
-            self.advance(next);
-            count = 1;
-        }
+        self.polled(count, max)?;
         if count < max {
             self.drained();
         }
