@@ -120,7 +120,8 @@ fn subscribers_wake_a_waiting_publisher_once_and_a_busy_one_never() {
 /// the subscriber's releases: every message arrives, in order.
 #[test]
 fn a_blocking_send_is_woken_by_releases() {
-    let channel = FifoMpsc::<Sample>::create(&Config::new(unique_name("room-send")).capacity(4096)).unwrap();
+    let name = unique_name("room-send");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(4096)).unwrap();
     let mut publisher = channel.publisher().unwrap();
     publisher.set_wait_strategy(salias::Adaptive {
         spins: 0,
@@ -134,6 +135,12 @@ fn a_blocking_send_is_woken_by_releases() {
             publisher.send(&Sample::new(0, seq)).unwrap();
         }
     });
+    // Receive only once the publisher was refused, and so is asleep (it parks at once):
+    // the first release then finds it sleeping, however the threads are scheduled.
+    while salias::channel_status(&name).unwrap().publishers[0].backpressured == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
     for seq in 0..COUNT {
         assert_eq!(subscriber.recv().unwrap().seq, seq);
     }
