@@ -352,12 +352,12 @@ impl<C: ChannelSettings> Config<C> {
             ));
         }
         if !cap.is_power_of_two() {
+            // Above the largest power of two a usize holds there is none to suggest going
+            // up to (and `next_power_of_two` would overflow): suggest the one below.
+            let nearest = cap.checked_next_power_of_two().unwrap_or(1 << (usize::BITS - 1));
             return Err(Error::config(
                 "capacity",
-                format!(
-                    "{cap} bytes is not a power of two; try {} bytes",
-                    cap.next_power_of_two()
-                ),
+                format!("{cap} bytes is not a power of two; try {nearest} bytes"),
             ));
         }
         if !cap.is_multiple_of(page) {

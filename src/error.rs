@@ -456,7 +456,12 @@ impl fmt::Display for Error {
             ),
             Error::NoFreeSlot { name, role, slots } => write!(
                 f,
-                "channel {name:?} has no free {role} slot (all {slots} are in use); drop an unused {role} or create the channel with more slots"
+                "channel {name:?} has no free {role} slot (all {slots} are in use); drop an unused {role} or create the channel with more slots ({})",
+                match role {
+                    Role::Publisher => "`Config::publishers`",
+                    Role::Subscriber =>
+                        "`Config::subscribers`, on a Fanout channel: an Mpsc channel has one subscriber",
+                }
             ),
             Error::SlotInUse { name, slot, holder_pid } => write!(
                 f,

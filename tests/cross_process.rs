@@ -672,7 +672,7 @@ fn cross_process_second_mpsc_subscriber_is_refused() {
             assert_eq!(
                 reports[0][0],
                 format!(
-                    "channel {name:?} has no free subscriber slot (all 1 are in use); drop an unused subscriber or create the channel with more slots"
+                    "channel {name:?} has no free subscriber slot (all 1 are in use); drop an unused subscriber or create the channel with more slots (`Config::subscribers`, on a Fanout channel: an Mpsc channel has one subscriber)"
                 )
             );
         }

@@ -149,6 +149,22 @@ fn capacity_not_power_of_two() {
     );
 }
 
+/// Above the largest power of two there is none to round up to: the error suggests the
+/// one below, in debug builds (where the rounding overflowed) and release alike.
+#[test]
+fn capacity_past_the_largest_power_of_two_is_an_error() {
+    for capacity in [usize::MAX, (1 << (usize::BITS - 1)) + 1] {
+        let err = create_err(Config::new(unique_name("cap-max")).capacity(capacity));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid config `capacity`: {capacity} bytes is not a power of two; try {} bytes",
+                1usize << (usize::BITS - 1)
+            )
+        );
+    }
+}
+
 #[test]
 fn capacity_not_multiple_of_page() {
     let page = rustix_page_size();
@@ -229,7 +245,7 @@ fn more_publishers_than_slots() {
     assert_eq!(
         err.to_string(),
         format!(
-            "channel {:?} has no free publisher slot (all 2 are in use); drop an unused publisher or create the channel with more slots",
+            "channel {:?} has no free publisher slot (all 2 are in use); drop an unused publisher or create the channel with more slots (`Config::publishers`)",
             channel.name()
         )
     );
@@ -246,7 +262,7 @@ fn second_subscriber_on_mpsc() {
     assert_eq!(
         err.to_string(),
         format!(
-            "channel {:?} has no free subscriber slot (all 1 are in use); drop an unused subscriber or create the channel with more slots",
+            "channel {:?} has no free subscriber slot (all 1 are in use); drop an unused subscriber or create the channel with more slots (`Config::subscribers`, on a Fanout channel: an Mpsc channel has one subscriber)",
             channel.name()
         )
     );
