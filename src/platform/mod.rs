@@ -30,7 +30,7 @@ mod process;
 pub(crate) use guard::{Guarded, Health, INHERITED, TRUNCATED, Unhealthy, check_cell};
 pub(crate) use names::ObjectNames;
 pub(crate) use numa::check_numa_node;
-pub(crate) use process::{Identity, token_alive, token_pid};
+pub(crate) use process::{Identity, holder_alive, token_alive, token_pid};
 
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
 #[path = "linux.rs"]

@@ -57,6 +57,13 @@ pub(crate) fn token_pid(token: u64) -> u32 {
     (token >> 32) as u32
 }
 
+/// Whether the holder `token` lives, answering for this process's own slots without a
+/// system call (a process asking is alive). For every liveness question a peer asks of a
+/// slot: reaping, counting holders, the watcher's crash check.
+pub(crate) fn holder_alive(token: u64) -> bool {
+    token == Identity::current().token() || token_alive(token)
+}
+
 /// Whether the process that wrote slot-holder word `token` still runs.
 pub(crate) fn token_alive(token: u64) -> bool {
     is_alive(token_pid(token), token & 0xffff_ffff)

@@ -16,8 +16,7 @@ pub(super) const CLAIM_ATTEMPTS_PER_SLOT: u32 = 8;
 /// Replaces `holder`'s word with `to` if its holder died (this process never counts as
 /// dead: a reaper is alive).
 fn replace_if_dead(holder: &Holder, to: u64) -> bool {
-    let me = Identity::current().token();
-    protocol::replace_if_dead(&holder.token, to, |token| token == me || platform::token_alive(token))
+    protocol::replace_if_dead(&holder.token, to, platform::holder_alive)
 }
 
 /// Takes `holder`'s slot for `me` if it is free or its holder died.
@@ -99,10 +98,9 @@ impl Shared {
     /// without asking the system; every other holder costs a liveness check (system
     /// calls): for cold paths.
     pub(crate) fn live_holders<'a>(&'a self, holders: impl Iterator<Item = &'a Holder>) -> u32 {
-        let me = Identity::current().token();
         holders
             .map(|holder| holder.token.load(Ordering::Acquire))
-            .filter(|&token| token != SLOT_FREE && (token == me || platform::token_alive(token)))
+            .filter(|&token| token != SLOT_FREE && platform::holder_alive(token))
             .count() as u32
     }
 

@@ -60,12 +60,16 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             // look and the gap search that follow.
             self.shared.reap_publishers();
         }
-        let shared = &*self.shared;
-        if !(0..self.readers.len()).all(|ring| protocol::is_free(&shared.publisher_slot(ring).holder.token)) {
+        if !self.every_publisher_slot_free() {
             self.presence.expecting = true;
             return false;
         }
         self.expects_publishers()
+    }
+
+    /// Every publisher slot free (one load of each holder word, `SYNC POINT departure`).
+    fn every_publisher_slot_free(&self) -> bool {
+        (0..self.readers.len()).all(|ring| protocol::is_free(&self.shared.publisher_slot(ring).holder.token))
     }
 
     /// Whether a publisher was seen since the last report.
@@ -76,8 +80,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The cheap half of `publishers_gone` for a sleeper's last look: every slot free
     /// while a publisher was expected. Changes nothing.
     pub(super) fn departure_visible(&self) -> bool {
-        self.expects_publishers()
-            && (0..self.readers.len()).all(|ring| protocol::is_free(&self.shared.publisher_slot(ring).holder.token))
+        self.expects_publishers() && self.every_publisher_slot_free()
     }
 
     /// Reports the departure: from now on the subscriber waits for a next publisher.
