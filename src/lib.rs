@@ -42,6 +42,8 @@
 //!   made, which only raw channels accept), [`HugePages`].
 //! - **Waiting**: [`WaitStrategy`] with [`BusySpin`], [`SpinThenYield`], [`Adaptive`].
 //! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
+//! - **Peers**: [`NameState`] (`name_state` on every handle), [`SubscriberCount`],
+//!   [`Recovered`], [`removed_channel_users`]; see When the other side goes away.
 //! - **Errors**: [`Error`] from setup calls, whose `Display` says what went wrong and what
 //!   to do; the small `Copy` [`PublishError`] and [`ReceiveError`] from publishing and
 //!   receiving, with the full error of a broken channel in the handle's `fault()`; `?`
