@@ -93,8 +93,10 @@ impl Namespaces {
             .expect("a byte count")
     }
 
-    fn exec(ns: &str) -> [&str; 3] {
-        ["netns", "exec", ns]
+    /// The command prefixes that run a bridge in namespace `b` (the `in` side) and in
+    /// namespace `a` (the `out` side).
+    fn prefixes(&self) -> ([&str; 4], [&str; 4]) {
+        (["ip", "netns", "exec", &self.b], ["ip", "netns", "exec", &self.a])
     }
 }
 
@@ -129,14 +131,7 @@ fn the_bridge_crosses_a_veth_pair_between_two_network_namespaces() {
     // Shared memory is not namespaced by `ip netns exec`: the test's channels are the
     // bridges' local channels, on either end of the network path.
     let (listen, connect) = endpoints(B, free_port());
-    let in_prefix = ["ip"]
-        .into_iter()
-        .chain(Namespaces::exec(&namespaces.b))
-        .collect::<Vec<_>>();
-    let out_prefix = ["ip"]
-        .into_iter()
-        .chain(Namespaces::exec(&namespaces.a))
-        .collect::<Vec<_>>();
+    let (in_prefix, out_prefix) = namespaces.prefixes();
 
     // FIFO: every message, intact and in each publisher's order; then a killed `out`.
     let (from, to) = (unique("netns-fifo-a"), unique("netns-fifo-b"));
@@ -188,14 +183,7 @@ fn a_killed_in_across_the_veth_pair_reports_exactly_what_it_never_delivered() {
     let Some(namespaces) = namespaces_or_skip(TEST) else {
         return;
     };
-    let in_prefix = ["ip"]
-        .into_iter()
-        .chain(Namespaces::exec(&namespaces.b))
-        .collect::<Vec<_>>();
-    let out_prefix = ["ip"]
-        .into_iter()
-        .chain(Namespaces::exec(&namespaces.a))
-        .collect::<Vec<_>>();
+    let (in_prefix, out_prefix) = namespaces.prefixes();
     for ordered in [false, true] {
         common::a_killed_in_reports_what_it_never_delivered(ordered, &in_prefix, &out_prefix, B);
     }
@@ -207,13 +195,6 @@ fn a_far_channel_replaced_under_its_name_is_followed_across_the_veth_pair() {
     let Some(namespaces) = namespaces_or_skip(TEST) else {
         return;
     };
-    let in_prefix = ["ip"]
-        .into_iter()
-        .chain(Namespaces::exec(&namespaces.b))
-        .collect::<Vec<_>>();
-    let out_prefix = ["ip"]
-        .into_iter()
-        .chain(Namespaces::exec(&namespaces.a))
-        .collect::<Vec<_>>();
+    let (in_prefix, out_prefix) = namespaces.prefixes();
     common::a_replaced_far_channel_is_followed(&in_prefix, &out_prefix, B);
 }

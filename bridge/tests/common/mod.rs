@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use salias::{Config, FifoMpsc, OrderedMpsc, Publisher, SaliasMessage, Subscriber};
@@ -109,30 +109,18 @@ impl Bridge {
 
     /// Waits (at most `STEP`) for a line containing `text`, and returns it.
     pub fn wait_for(&mut self, text: &str) -> String {
-        let deadline = Instant::now() + STEP;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if line.contains(text) {
-                        return line;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    panic!(
-                        "bridge {} printed no {text:?} within {STEP:?}; it printed {:?}",
-                        self.what, self.seen
-                    )
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    let status = self.child.wait().ok();
-                    panic!(
-                        "bridge {} exited ({status:?}) without printing {text:?}; it printed {:?}",
-                        self.what, self.seen
-                    )
-                }
-            }
+        if let Some(line) = self.try_wait_for(text, STEP) {
+            return line;
+        }
+        match self.child.try_wait().ok().flatten() {
+            Some(status) => panic!(
+                "bridge {} exited ({status:?}) without printing {text:?}; it printed {:?}",
+                self.what, self.seen
+            ),
+            None => panic!(
+                "bridge {} printed no {text:?} within {STEP:?}; it printed {:?}",
+                self.what, self.seen
+            ),
         }
     }
 
