@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::handle_error::{PublishError, ReceiveError};
+
 /// Which kind of handle a slot belongs to.
 ///
 /// ```
@@ -248,10 +250,10 @@ pub enum Error {
     },
     /// A publish failed; `?` turned its [`PublishError`](crate::PublishError) into this.
     /// For a broken channel, `fault()` on the publisher has the full error.
-    Publish(crate::PublishError),
+    Publish(PublishError),
     /// A receive failed; `?` turned its [`ReceiveError`](crate::ReceiveError) into this.
     /// For a broken channel, `fault()` on the subscriber has the full error.
-    Receive(crate::ReceiveError),
+    Receive(ReceiveError),
     /// An operating-system call failed.
     Platform {
         /// The call, e.g. `shm_open`.
@@ -549,6 +551,18 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<PublishError> for Error {
+    fn from(error: PublishError) -> Self {
+        Error::Publish(error)
+    }
+}
+
+impl From<ReceiveError> for Error {
+    fn from(error: ReceiveError) -> Self {
+        Error::Receive(error)
+    }
+}
 
 /// Shorthand for `Result<T, salias::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,16 +1,13 @@
 //! What a publish or a receive returns when it fails: [`PublishError`] and
-//! [`ReceiveError`], small `Copy` values, and the handle's record of the full [`Error`]
-//! behind a broken channel.
+//! [`ReceiveError`], small `Copy` values, and [`Broken`], what both say of a broken
+//! channel.
 //!
 //! The hot path moves no strings: a refused offer is one byte, and the sentence saying
 //! what a peer broke, and where, is built only on the cold failure path and kept by the
-//! handle (`Publisher::fault`, `Subscriber::fault`). `?` turns either into an [`Error`].
+//! handle (`crate::fault`). `?` turns either into an [`Error`](crate::Error), which
+//! holds them; nothing here uses it.
 
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
-
-use crate::error::Error;
-use crate::region::Shared;
 
 /// Why a publish failed (`offer`, `offer_batch`, `claim`, `send`, `send_timeout`,
 /// `ClaimBytes::commit_len`, and with the `tokio` feature `send_async`). `Copy` and at most 16 bytes, so returning it costs the hot
@@ -215,18 +212,6 @@ impl fmt::Display for ReceiveError {
 impl std::error::Error for PublishError {}
 impl std::error::Error for ReceiveError {}
 
-impl From<PublishError> for Error {
-    fn from(error: PublishError) -> Self {
-        Error::Publish(error)
-    }
-}
-
-impl From<ReceiveError> for Error {
-    fn from(error: ReceiveError) -> Self {
-        Error::Receive(error)
-    }
-}
-
 /// How a channel broke under a handle: what both error types share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Broken {
@@ -253,59 +238,6 @@ impl From<Broken> for ReceiveError {
             Broken::Corrupt => ReceiveError::Corrupt,
             Broken::Truncated => ReceiveError::Truncated,
             Broken::Inherited => ReceiveError::Inherited,
-        }
-    }
-}
-
-/// A handle's record of the full error behind the last [`Broken`] failure it returned.
-/// Written only on the cold failure path, through `&self` (receives find corruption there);
-/// a mutex nobody contends rather than a `Cell`, so the record itself says nothing about
-/// whether a handle is `Sync` (the handles' own markers say that).
-#[derive(Default)]
-pub(crate) struct FaultRecord(Mutex<Option<Error>>);
-
-impl FaultRecord {
-    /// Keeps `error`, one of the channel's own failures, and says which kind it is.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn record(&self, shared: &Shared, error: Error) -> Broken {
-        let broken = match &error {
-            Error::Inherited { .. } => Broken::Inherited,
-            _ if shared.is_truncated() => Broken::Truncated,
-            _ => Broken::Corrupt,
-        };
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
-        broken
-    }
-
-    /// Records a protocol violation `what` (or the truncation behind it).
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn corrupt(&self, shared: &Shared, what: String) -> Broken {
-        self.record(shared, shared.corrupt(what))
-    }
-
-    /// Records that the channel's health cell was found unhealthy.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn unhealthy(&self, shared: &Shared, bad: crate::platform::Unhealthy) -> Broken {
-        self.record(shared, bad.error(&shared.name))
-    }
-
-    /// The last recorded error, kept.
-    pub(crate) fn get(&self) -> Option<Error> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// The full error for a setup call that failed with `small`: the recorded one if
-    /// `small` reports a broken channel.
-    #[cold]
-    pub(crate) fn full(&self, small: PublishError) -> Error {
-        match small {
-            PublishError::Corrupt | PublishError::Truncated | PublishError::Inherited => {
-                self.get().unwrap_or(Error::Publish(small))
-            }
-            other => Error::Publish(other),
         }
     }
 }

@@ -222,6 +222,7 @@ mod asynchronous;
 mod channel;
 mod config;
 mod error;
+mod fault;
 mod handle_error;
 mod kind;
 mod message;

@@ -31,7 +31,8 @@ pub use typed::Claim;
 pub use write::MAX_GAP;
 
 use crate::error::{Error, Result, Role};
-use crate::handle_error::{FaultRecord, PublishError};
+use crate::fault::FaultRecord;
+use crate::handle_error::PublishError;
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol;

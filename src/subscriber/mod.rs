@@ -23,7 +23,7 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 
 use crate::error::{Error, Result, Role};
-use crate::handle_error::FaultRecord;
+use crate::fault::FaultRecord;
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
 use crate::message::Payload;
 use crate::protocol::{self};
