@@ -27,7 +27,7 @@ use crate::protocol::{self, Armed};
 use crate::region::Shared;
 use crate::wait::{NAP, sleeper_barrier};
 use notify::NotifyFd;
-pub(crate) use watcher::{Line, Watchers};
+pub(crate) use watcher::Line;
 use watcher::{Slot, Watcher};
 
 /// A handle's readiness state. The handle is `!Sync`, so the cells are its own.

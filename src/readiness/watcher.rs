@@ -48,9 +48,10 @@ impl Line {
     }
 }
 
-/// A mapping's watchers, one per line, kept while any handle of this process uses one.
+/// A mapping's watchers, one per line, kept while any handle of this process uses one;
+/// held in the mapping's `Shared::locals`.
 #[derive(Default)]
-pub(crate) struct Watchers([Mutex<Weak<Watcher>>; 2]);
+struct Watchers([Mutex<Weak<Watcher>>; 2]);
 
 /// One handle's part: its descriptor and whether it is armed (a registered sleeper that
 /// the watcher has not yet signalled). `armed` changes only under the watcher's lock,
@@ -115,9 +116,11 @@ pub(crate) struct Watcher {
 impl Watcher {
     /// The watcher of `line` for this mapping, started if no handle uses one now.
     pub(crate) fn get(shared: &Arc<Shared>, line: Line) -> std::io::Result<Arc<Watcher>> {
-        let mut cell = shared.watchers.0[line as usize]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let watchers = shared.locals.get_or_init(|| Box::<Watchers>::default());
+        let watchers = watchers
+            .downcast_ref::<Watchers>()
+            .expect("only readiness keeps state in `locals`");
+        let mut cell = watchers.0[line as usize].lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(watcher) = cell.upgrade() {
             return Ok(watcher);
         }

@@ -141,7 +141,7 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
                 ring_id,
                 control_fd,
                 ring_fd,
-                watchers: Default::default(),
+                locals: Default::default(),
                 health,
             };
             // A peer may have truncated the objects while they were being set up.

@@ -83,8 +83,9 @@ pub(crate) struct Shared {
     /// Kept open to notice a truncation that no access of ours has run into yet.
     control_fd: OwnedFd,
     ring_fd: OwnedFd,
-    /// This process's watcher threads for the channel's readiness descriptors.
-    pub watchers: crate::readiness::Watchers,
+    /// Process-local state a layer above keeps with this mapping, made at its first use
+    /// and dropped with the mapping (the readiness watchers); region never looks inside.
+    pub locals: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// Declared last: every mapping above is released before the cell is freed.
     health: Health,
 }

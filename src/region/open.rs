@@ -106,7 +106,7 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
         ring_id: ring_facts.id,
         control_fd,
         ring_fd,
-        watchers: Default::default(),
+        locals: Default::default(),
         health,
     })
 }
