@@ -3,24 +3,24 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
+use super::geometry::{Geometry, page_size};
 use super::header::{Existing, classify, map_control};
 use super::object::{
-    RingStore, create_file_exclusive, hugetlbfs_ring_path, map_rings, shm_error, symlink_at_name, unlink_objects,
-    unlink_rings,
+    Objects, RingStore, create_file_exclusive, hugetlbfs_ring_path, map_rings, shm_error, symlink_at_name,
+    unlink_objects, unlink_rings,
 };
 use super::remove::{Ownership, remove_stale_objects};
-use super::{Control, Kind, Shared};
+use super::{Kind, Shared};
 use crate::config::{ChannelSettings, Config, MAX_NAME_LEN};
 use crate::error::{Error, Result};
-use crate::kind::{Fanout, Mpsc, Topology};
+use crate::kind::{Fanout, Topology};
 use crate::platform::{
     self, ControlMap, Health, Identity, MagicRing, ObjectId, ObjectNames, ReserveError, RingOptions,
 };
 use crate::wire::layout::{
-    CURSOR_IDLE, ChannelInfo, ControlLayout, Cursor, Header, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN,
-    STATE_READY, TypeRecord,
+    CURSOR_IDLE, ChannelInfo, Cursor, Header, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, STATE_READY,
+    TypeRecord,
 };
 use rustix::io::Errno;
 
@@ -31,45 +31,9 @@ pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
     (out, len as u32)
 }
 
-/// The tether timeout in nanoseconds as the control block keeps it (0: never), or why
-/// it cannot be kept.
-fn tether_timeout_ns<C: ChannelSettings>(config: &Config<C>, fanout: bool) -> Result<u64> {
-    let Some(timeout) = config.tether_timeout else {
-        return Ok(0);
-    };
-    if !fanout {
-        return Err(Error::config(
-            "tether_timeout",
-            "an Mpsc channel's one subscriber is always tethered and never demoted; drop the setting, or create a Fanout channel",
-        ));
-    }
-    match u64::try_from(timeout.as_nanos()) {
-        Ok(0) => Err(Error::config(
-            "tether_timeout",
-            "it is 0, which would demote a subscriber at the first refused offer; give a positive duration, or omit it to never demote",
-        )),
-        Ok(ns) => Ok(ns),
-        Err(_) => Err(Error::config(
-            "tether_timeout",
-            format!("{timeout:?} is longer than 584 years; omit the setting to never demote"),
-        )),
-    }
-}
-
 /// Makes a new channel named in `config`, recovering a stale one of the same name.
 pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Result<(Shared, Ownership)> {
-    config.validate(kind.fixed_len, |len| kind.frame_len(len))?;
-    let tether_timeout_ns = tether_timeout_ns(config, kind.topology == Fanout::ID)?;
-    let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
-    if kind.topology == Mpsc::ID && subscribers != 1 {
-        return Err(Error::config(
-            "subscribers",
-            format!(
-                "an Mpsc channel has exactly 1 subscriber slot, not {}; use a Fanout channel for several subscribers",
-                subscribers
-            ),
-        ));
-    }
+    let geometry = Geometry::of_config(config, &kind)?;
     if let Some(node) = config.numa_node {
         platform::check_numa_node(node)?;
     }
@@ -105,65 +69,34 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
         Some(dir) => RingStore::HugeFile(hugetlbfs_ring_path(dir, &names)),
         None => RingStore::Shm(names.rings.clone()),
     };
-    // From here on, a failure must not leave names behind.
-    let mut ring_id = None;
-    let built = build(
-        config,
-        kind,
-        &control_fd,
+    // From here on, a failure must not leave names behind: the control object's, and the
+    // rings' once they are known to be ours.
+    let (control, ring_fd, ring_id) = init_objects(config, &geometry, &control_fd, control_id, &ring_store, &health)
+        .inspect_err(|_| unlink_objects(&names, control_id, &ring_store, None))?;
+    let objects = Objects {
+        names,
+        ring_store,
         control_id,
-        &ring_store,
-        &health,
-        &mut ring_id,
-    );
-    match built {
-        Ok((control, rings, layout, ring_id, ring_fd)) => {
-            let max_message_len = kind.fixed_len.unwrap_or(config.max_message_size);
-            let shared = Shared {
-                name: name.to_owned(),
-                capacity: config.capacity,
-                window: config.publication_window.unwrap_or(config.capacity),
-                max_message_len,
-                fixed_len: kind.fixed_len,
-                frame_align: kind.frame_align,
-                header_len: kind.header_len,
-                tether_timeout: (tether_timeout_ns != 0).then(|| Duration::from_nanos(tether_timeout_ns)),
-                control: Control {
-                    map: control,
-                    layout,
-                    publishers: config.publishers,
-                    subscribers,
-                },
-                rings,
-                names,
-                ring_store,
-                control_id,
-                ring_id,
-                control_fd,
-                ring_fd,
-                locals: Default::default(),
-                health,
-            };
-            // A peer may have truncated the objects while they were being set up.
-            if let Err(e) = shared.check_health() {
-                unlink_objects(&shared.names, control_id, &shared.ring_store, Some(ring_id));
-                return Err(e);
-            }
-            // SYNC POINT header-ready (Release side): everything above is visible first.
-            shared.header_state().store(STATE_READY, Ordering::Release);
-            Ok((
-                shared,
-                Ownership {
-                    keep: config.keep,
-                    recovered,
-                },
-            ))
-        }
-        Err(e) => {
-            unlink_objects(&names, control_id, &ring_store, ring_id);
-            Err(e)
-        }
+        ring_id,
+        control_fd,
+        ring_fd,
+    };
+    let rings = build(config, &geometry, &kind, &control, &objects, &health).inspect_err(|_| objects.unlink())?;
+    let shared = Shared::new(name, geometry, &kind, control, rings, objects, health);
+    // A peer may have truncated the objects while they were being set up.
+    if let Err(e) = shared.check_health() {
+        shared.objects.unlink();
+        return Err(e);
     }
+    // SYNC POINT header-ready (Release side): everything above is visible first.
+    shared.header_state().store(STATE_READY, Ordering::Release);
+    Ok((
+        shared,
+        Ownership {
+            keep: config.keep,
+            recovered,
+        },
+    ))
 }
 
 /// Claims the control object's name; a stale channel found there is removed first and
@@ -228,48 +161,32 @@ pub(super) fn create_control<C: ChannelSettings>(
     })
 }
 
-pub(super) type Built = (ControlMap, Vec<MagicRing>, ControlLayout, ObjectId, OwnedFd);
-
-pub(super) fn build(
+/// Sizes, reserves and maps the new control object and records this process as its
+/// owner (first, before anything slow: a creator that shows no live owner for the init
+/// wait is taken for dead and its names removed), then makes the ring object.
+fn init_objects(
     config: &Config<impl ChannelSettings>,
-    kind: Kind,
+    geometry: &Geometry,
     control_fd: &OwnedFd,
     control_id: ObjectId,
     ring_store: &RingStore,
     health: &Health,
-    ring_id_out: &mut Option<ObjectId>,
-) -> Result<Built> {
+) -> Result<(ControlMap, OwnedFd, ObjectId)> {
     let name = config.name.as_str();
-    let subscribers = config.subscriber_slots(kind.topology == Fanout::ID);
-    let layout = ControlLayout::new(config.publishers, subscribers);
-    let ring_object_len = config.capacity as u64 * config.publishers as u64;
-    let huge_pages = config.huge_pages.size().is_some();
-    let no_space = |needed: u64, available: u64, filesystem: String| Error::NoSpace {
-        name: name.to_owned(),
-        needed,
-        available,
-        filesystem,
-        huge_pages,
-    };
-    // With huge pages the rings come from the kernel's huge page pool, not from /dev/shm.
-    let shm_needed = if huge_pages {
-        layout.len as u64
-    } else {
-        layout.len as u64 + ring_object_len
-    };
-    rustix::fs::ftruncate(control_fd, layout.len as u64).map_err(|e| shm_error("ftruncate", name, e))?;
-    platform::reserve(control_fd.as_fd(), layout.len as u64, platform::shm_filesystem()).map_err(|e| match e {
-        ReserveError::NoSpace { available, filesystem } => no_space(shm_needed, available, filesystem),
+    let len = geometry.layout().len as u64;
+    rustix::fs::ftruncate(control_fd, len).map_err(|e| shm_error("ftruncate", name, e))?;
+    platform::reserve(control_fd.as_fd(), len, platform::shm_filesystem()).map_err(|e| match e {
+        ReserveError::NoSpace { available, filesystem } => {
+            no_space(config, geometry.shm_needed(), available, filesystem)
+        }
         ReserveError::Other(e) => shm_error("fallocate", name, e),
     })?;
-    let control = map_control(control_fd, layout.len, name, health)?;
+    let control = map_control(control_fd, len as usize, name, health)?;
     // Until the state turns READY the block is written through raw pointers only: another
     // process may already have mapped it (to inspect it), so no `&mut` may cover it.
     let header = control.as_ptr() as *mut Header;
-    // The owner word first, before anything slow: a creator that shows no live owner for
-    // the init wait is taken for dead and its names removed.
-    // SAFETY: the fresh mapping is `layout.len` ≥ size_of::<Header>() bytes, page aligned;
-    // the projection references only the atomic owner word.
+    // SAFETY: the fresh mapping is `len` ≥ size_of::<Header>() bytes, page aligned; the
+    // projection references only the atomic owner word.
     unsafe { &(*header).owner }
         .token
         .store(Identity::current().token(), Ordering::Release);
@@ -277,8 +194,113 @@ pub(super) fn build(
     // from those of a channel created under the name later.
     let ring_fd = create_ring_object(ring_store, config, control_id)?;
     let ring_id = platform::object_id(ring_fd.as_fd()).map_err(|e| shm_error("fstat (rings)", name, e))?;
-    *ring_id_out = Some(ring_id);
+    Ok((control, ring_fd, ring_id))
+}
 
+/// The error for shared memory that does not fit where it must be reserved.
+fn no_space(config: &Config<impl ChannelSettings>, needed: u64, available: u64, filesystem: String) -> Error {
+    Error::NoSpace {
+        name: config.name.clone(),
+        needed,
+        available,
+        filesystem,
+        huge_pages: config.huge_pages.size().is_some(),
+    }
+}
+
+/// Writes the control block of the channel `objects` make up, then sizes, reserves and
+/// maps its rings.
+fn build(
+    config: &Config<impl ChannelSettings>,
+    geometry: &Geometry,
+    kind: &Kind,
+    control: &ControlMap,
+    objects: &Objects,
+    health: &Health,
+) -> Result<Vec<MagicRing>> {
+    let name = config.name.as_str();
+    let layout = geometry.layout();
+    let ring_object_len = geometry.ring_object_len();
+    // Raw pointers only, as in `init_objects`.
+    let header = control.as_ptr() as *mut Header;
+    let info = record(config, geometry, kind, &objects.ring_store, objects.ring_id);
+    // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
+    // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;
+    // every copy is validated, and `connect` uses only one read after the READY store.
+    unsafe { (&raw mut (*header).info).write_volatile(info) };
+
+    if kind.topology == Fanout::ID {
+        // No subscriber yet: publishers are held back by none.
+        for index in 0..(geometry.publishers as usize * geometry.subscribers as usize) {
+            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
+            let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
+            cursor.store(CURSOR_IDLE, Ordering::Relaxed);
+        }
+    }
+
+    let huge_pages = geometry.huge_pages.size().is_some();
+    let ring_fd = &objects.ring_fd;
+    rustix::fs::ftruncate(ring_fd, ring_object_len).map_err(|e| {
+        let err = shm_error("ftruncate (rings)", name, e);
+        if huge_pages {
+            err.with_hint("the hugetlbfs mount has too few free huge pages for the rings")
+        } else {
+            err
+        }
+    })?;
+    let ring_filesystem = match &objects.ring_store {
+        RingStore::HugeFile(path) => path.parent().unwrap_or(path).display().to_string(),
+        RingStore::Shm(_) => platform::shm_filesystem().to_owned(),
+    };
+    // Without this, a ring that does not fit maps fine and kills its first writer with
+    // SIGBUS: tmpfs and hugetlbfs allocate on first touch, and MAP_POPULATE reports nothing.
+    let reserve_rings = || {
+        platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
+            ReserveError::NoSpace { available, filesystem } => match geometry.huge_pages.size() {
+                Some(page) => no_space(
+                    config,
+                    ring_object_len,
+                    platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
+                    format!("the {}-byte huge page pool (mounted at {filesystem})", page),
+                ),
+                None => no_space(config, geometry.shm_needed(), available, filesystem),
+            },
+            ReserveError::Other(e) => shm_error("fallocate (rings)", name, e),
+        })
+    };
+    // Pages are allocated under the memory policy in force when they are reserved: with a
+    // NUMA node, the rings are mapped and bound first, and reserved and faulted in after.
+    let numa = config.numa_node.is_some();
+    if !numa {
+        reserve_rings()?;
+    }
+    let options = RingOptions {
+        huge_page: geometry.huge_pages.size(),
+        numa_node: config.numa_node,
+        populate: !numa,
+    };
+    let rings = map_rings(ring_fd, geometry.publishers, geometry.capacity, &options, health, name)?;
+    if numa {
+        reserve_rings()?;
+        let page = page_size(geometry.huge_pages);
+        for ring in &rings {
+            // SAFETY: each ring's first view is a live mapping of `capacity` bytes, now backed.
+            unsafe { platform::touch_pages(ring.base(), geometry.capacity, page) };
+        }
+    }
+    Ok(rings)
+}
+
+/// The control block's info for the channel `config` makes with `geometry` and `kind`,
+/// its rings in `ring_store` as object `ring_id`.
+pub(super) fn record(
+    config: &Config<impl ChannelSettings>,
+    geometry: &Geometry,
+    kind: &Kind,
+    ring_store: &RingStore,
+    ring_id: ObjectId,
+) -> ChannelInfo {
+    let name = config.name.as_str();
     let fp = kind.fingerprint;
     let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(fp.name.as_bytes());
     let (name_bytes, name_len) = copy_into::<MAX_NAME_LEN>(name.as_bytes());
@@ -288,22 +310,22 @@ pub(super) fn build(
     }
     .unwrap_or_default();
     let (dir_bytes, dir_len) = copy_into::<MAX_DIR_LEN>(&dir);
-    let info = ChannelInfo {
+    ChannelInfo {
         magic: MAGIC,
         layout_version: LAYOUT_VERSION,
         mode: kind.mode,
         topology: kind.topology,
-        publishers: config.publishers,
-        subscribers,
-        huge_pages: config.huge_pages.to_raw(),
-        frame_align: kind.frame_align as u32,
-        max_message_len: kind.fixed_len.unwrap_or(config.max_message_size) as u32,
+        publishers: geometry.publishers,
+        subscribers: geometry.subscribers,
+        huge_pages: geometry.huge_pages.to_raw(),
+        frame_align: geometry.frame_align as u32,
+        max_message_len: geometry.max_message_len as u32,
         name_len,
         hugetlbfs_dir_len: dir_len,
-        capacity: config.capacity as u64,
-        publication_window: config.publication_window.unwrap_or(config.capacity) as u64,
-        control_len: layout.len as u64,
-        ring_object_len,
+        capacity: geometry.capacity as u64,
+        publication_window: geometry.window as u64,
+        control_len: geometry.layout().len as u64,
+        ring_object_len: geometry.ring_object_len(),
         name: name_bytes,
         message_type: TypeRecord {
             name: type_name,
@@ -318,70 +340,8 @@ pub(super) fn build(
         _reserved: 0,
         ring_device: ring_id.device,
         ring_inode: ring_id.inode,
-        tether_timeout_ns: tether_timeout_ns(config, kind.topology == Fanout::ID)?,
-    };
-    // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
-    // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;
-    // every copy is validated, and `connect` uses only one read after the READY store.
-    unsafe { (&raw mut (*header).info).write_volatile(info) };
-
-    if kind.topology == Fanout::ID {
-        // No subscriber yet: publishers are held back by none.
-        for index in 0..(config.publishers as usize * subscribers as usize) {
-            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
-            let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
-            cursor.store(CURSOR_IDLE, Ordering::Relaxed);
-        }
+        tether_timeout_ns: geometry.tether_timeout_ns,
     }
-
-    rustix::fs::ftruncate(&ring_fd, ring_object_len).map_err(|e| {
-        let err = shm_error("ftruncate (rings)", name, e);
-        if huge_pages {
-            err.with_hint("the hugetlbfs mount has too few free huge pages for the rings")
-        } else {
-            err
-        }
-    })?;
-    let ring_filesystem = match ring_store {
-        RingStore::HugeFile(path) => path.parent().unwrap_or(path).display().to_string(),
-        RingStore::Shm(_) => platform::shm_filesystem().to_owned(),
-    };
-    // Without this, a ring that does not fit maps fine and kills its first writer with
-    // SIGBUS: tmpfs and hugetlbfs allocate on first touch, and MAP_POPULATE reports nothing.
-    let reserve_rings = || {
-        platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
-            ReserveError::NoSpace { available, filesystem } => match config.huge_pages.size() {
-                Some(page) => no_space(
-                    ring_object_len,
-                    platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
-                    format!("the {}-byte huge page pool (mounted at {filesystem})", page),
-                ),
-                None => no_space(shm_needed, available, filesystem),
-            },
-            ReserveError::Other(e) => shm_error("fallocate (rings)", name, e),
-        })
-    };
-    // Pages are allocated under the memory policy in force when they are reserved: with a
-    // NUMA node, the rings are mapped and bound first, and reserved and faulted in after.
-    let numa = config.numa_node.is_some();
-    if !numa {
-        reserve_rings()?;
-    }
-    let options = RingOptions {
-        huge_page: config.huge_pages.size(),
-        numa_node: config.numa_node,
-        populate: !numa,
-    };
-    let rings = map_rings(&ring_fd, config.publishers, config.capacity, &options, health, name)?;
-    if numa {
-        reserve_rings()?;
-        let page = config.huge_pages.size().unwrap_or_else(platform::page_size);
-        for ring in &rings {
-            // SAFETY: each ring's first view is a live mapping of `capacity` bytes, now backed.
-            unsafe { platform::touch_pages(ring.base(), config.capacity, page) };
-        }
-    }
-    Ok((control, rings, layout, ring_id, ring_fd))
 }
 
 pub(super) fn create_ring_object<C: ChannelSettings>(

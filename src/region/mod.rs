@@ -5,11 +5,14 @@
 //!
 //! - `object`: the objects themselves (names, opening, mapping rings, unlinking);
 //! - `header`: inspecting what is at a name without trusting it (the init wait);
+//! - `geometry`: a channel's slots, rings and limits, from a `Config` or a control
+//!   block, and the rules they meet;
 //! - `validate`: checking a copied control block's identity, kind and geometry;
 //! - `remove`, `create`, `open`: removing, making and opening channels;
 //! - `slots`: slots changing hands on a mapped channel.
 
 mod create;
+mod geometry;
 mod header;
 mod object;
 mod open;
@@ -28,13 +31,13 @@ pub(crate) use remove::{Ownership, remove, remove_stale};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::AtomicU32;
 
-use object::RingStore;
+use geometry::Geometry;
+use object::Objects;
 
 use crate::error::{Error, Result};
 use crate::kind::{mode_name, topology_name};
 use crate::message::Fingerprint;
-use crate::platform::{self, ControlMap, Health, MagicRing, ObjectId, ObjectNames};
-use crate::wire::frame::round_up;
+use crate::platform::{self, ControlMap, Health, MagicRing};
 use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Holder, Hot, PublisherSlot, SubscriberSlot};
 
 /// What a handle's type says the channel must be; built from the generic parameters.
@@ -52,10 +55,6 @@ pub(crate) struct Kind {
 }
 
 impl Kind {
-    pub(crate) fn frame_len(&self, payload: usize) -> usize {
-        round_up(self.header_len + payload, self.frame_align)
-    }
-
     fn name(&self) -> String {
         format!("{}{}", mode_name(self.mode), topology_name(self.topology))
     }
@@ -75,14 +74,7 @@ pub(crate) struct Shared {
     pub tether_timeout: Option<std::time::Duration>,
     control: Control,
     rings: Vec<MagicRing>,
-    names: ObjectNames,
-    ring_store: RingStore,
-    /// The objects this view mapped, so the owner unlinks exactly those.
-    control_id: ObjectId,
-    ring_id: ObjectId,
-    /// Kept open to notice a truncation that no access of ours has run into yet.
-    control_fd: OwnedFd,
-    ring_fd: OwnedFd,
+    objects: Objects,
     /// Process-local state a layer above keeps with this mapping, made at its first use
     /// and dropped with the mapping (the readiness watchers); region never looks inside.
     pub locals: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
@@ -98,6 +90,35 @@ impl std::ops::Deref for Shared {
 }
 
 impl Shared {
+    /// The one way a view is put together, by `create` and `connect` alike: from the
+    /// validated geometry, the mapped control block and rings, and the objects behind them.
+    fn new(
+        name: &str,
+        geometry: Geometry,
+        kind: &Kind,
+        control: ControlMap,
+        rings: Vec<MagicRing>,
+        objects: Objects,
+        health: Health,
+    ) -> Shared {
+        Shared {
+            name: name.to_owned(),
+            capacity: geometry.capacity,
+            window: geometry.window,
+            max_message_len: geometry.max_message_len,
+            // A raw view of a typed channel must keep its messages at the type's exact size.
+            fixed_len: kind.fixed_len.or(geometry.typed.then_some(geometry.max_message_len)),
+            frame_align: geometry.frame_align,
+            header_len: geometry.header_len,
+            tether_timeout: geometry.tether_timeout(),
+            control: Control::new(control, &geometry),
+            rings,
+            objects,
+            locals: Default::default(),
+            health,
+        }
+    }
+
     pub(crate) fn ring(&self, publisher: usize) -> &MagicRing {
         &self.rings[publisher]
     }
@@ -117,8 +138,8 @@ impl Shared {
     /// too. Two `fstat` calls; for rate-limited cold paths only.
     pub(crate) fn check_objects(&self) -> Result<()> {
         let short = |fd: &OwnedFd, len: u64| platform::object_len(fd.as_fd()).is_ok_and(|now| now < len);
-        if short(&self.control_fd, self.control.layout.len as u64)
-            || short(&self.ring_fd, (self.capacity * self.publishers as usize) as u64)
+        if short(&self.objects.control_fd, self.control.layout.len as u64)
+            || short(&self.objects.ring_fd, (self.capacity * self.publishers as usize) as u64)
         {
             self.health.poison();
         }
@@ -139,7 +160,7 @@ impl Shared {
     pub(crate) fn name_state(&self) -> Result<crate::status::NameState> {
         use crate::status::NameState;
         match object::open_control(&self.name) {
-            Ok((_, _, facts)) if facts.id == self.control_id => Ok(NameState::Current),
+            Ok((_, _, facts)) if facts.id == self.objects.control_id => Ok(NameState::Current),
             Ok(_) | Err(Error::NotAChannel { .. }) => Ok(NameState::Replaced),
             Err(Error::NotFound { .. }) => Ok(NameState::Removed),
             Err(error) => Err(error),
@@ -170,6 +191,15 @@ pub(crate) struct Control {
 }
 
 impl Control {
+    fn new(map: ControlMap, geometry: &Geometry) -> Control {
+        Control {
+            map,
+            layout: geometry.layout(),
+            publishers: geometry.publishers,
+            subscribers: geometry.subscribers,
+        }
+    }
+
     fn base(&self) -> *mut u8 {
         self.map.as_ptr()
     }

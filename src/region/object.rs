@@ -17,6 +17,25 @@ pub(super) enum RingStore {
     HugeFile(PathBuf),
 }
 
+/// The objects behind one process's view of a channel.
+pub(super) struct Objects {
+    pub names: ObjectNames,
+    pub ring_store: RingStore,
+    /// The objects this view mapped, so the owner unlinks exactly those.
+    pub control_id: ObjectId,
+    pub ring_id: ObjectId,
+    /// Kept open to notice a truncation that no access of ours has run into yet.
+    pub control_fd: OwnedFd,
+    pub ring_fd: OwnedFd,
+}
+
+impl Objects {
+    /// Unlinks both objects, unless the names lead to others by now.
+    pub(super) fn unlink(&self) {
+        unlink_objects(&self.names, self.control_id, &self.ring_store, Some(self.ring_id));
+    }
+}
+
 /// Unlinks the control object if the name still names object `control`, and the rings if
 /// they are object `rings` (when known). Never anything created under the name since.
 pub(super) fn unlink_objects(names: &ObjectNames, control: ObjectId, ring_store: &RingStore, rings: Option<ObjectId>) {

@@ -5,16 +5,17 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 
+use super::geometry::Geometry;
 use super::header::{Found, inspect};
 use super::object::{
-    RingStore, hugetlbfs_ring_path, map_rings, open_control, open_ring_file, recorded_rings, shm_error,
+    Objects, RingStore, hugetlbfs_ring_path, map_rings, open_control, open_ring_file, recorded_rings, shm_error,
 };
-use super::validate::{Checked, check_geometry, check_identity, validate_info};
+use super::validate::{check_identity, validate_info};
 use super::{Control, Kind, Shared};
 use crate::error::{Error, Result};
 use crate::platform::{self, ControlMap, Health, ObjectFacts, ObjectNames, RingOptions};
 use crate::trust::Trust;
-use crate::wire::layout::{ChannelInfo, ControlLayout, SLOT_FREE};
+use crate::wire::layout::{ChannelInfo, SLOT_FREE};
 use rustix::io::Errno;
 
 /// A control object that its owner finished creating.
@@ -68,7 +69,7 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
     } = open_ready(name, true, trust, &health)?;
     // The mapped length, from the size `inspect` saw once the owner had made it READY (the
     // size at open time may predate its `ftruncate`).
-    let checked = validate_info(name, &info, kind, control.len() as u64)?;
+    let geometry = validate_info(name, &info, kind, control.len() as u64)?;
     if owner != SLOT_FREE && !platform::token_alive(owner) {
         return Err(Error::Stale {
             name: name.to_owned(),
@@ -76,39 +77,29 @@ pub(crate) fn connect(name: &str, kind: Kind, trust: &Trust) -> Result<Shared> {
         });
     }
 
-    let (ring_fd, ring_store, ring_facts) = open_rings(name, &names, &info, &checked, &facts, trust)?;
+    let (ring_fd, ring_store, ring_facts) = open_rings(name, &names, &info, &geometry, &facts, trust)?;
     let options = RingOptions {
-        huge_page: checked.huge_pages.size(),
+        huge_page: geometry.huge_pages.size(),
         numa_node: None,
         populate: true,
     };
-    let rings = map_rings(&ring_fd, checked.publishers, checked.capacity, &options, &health, name)?;
-    Ok(Shared {
-        name: name.to_owned(),
-        capacity: checked.capacity,
-        window: checked.window,
-        max_message_len: checked.max_message_len,
-        // A raw view of a typed channel must keep its messages at the type's exact size.
-        fixed_len: kind.fixed_len.or(checked.typed.then_some(checked.max_message_len)),
-        frame_align: kind.frame_align,
-        header_len: kind.header_len,
-        tether_timeout: (info.tether_timeout_ns != 0).then(|| std::time::Duration::from_nanos(info.tether_timeout_ns)),
-        control: Control {
-            map: control,
-            layout: ControlLayout::new(checked.publishers, checked.subscribers),
-            publishers: checked.publishers,
-            subscribers: checked.subscribers,
-        },
-        rings,
+    let rings = map_rings(
+        &ring_fd,
+        geometry.publishers,
+        geometry.capacity,
+        &options,
+        &health,
+        name,
+    )?;
+    let objects = Objects {
         names,
         ring_store,
         control_id: facts.id,
         ring_id: ring_facts.id,
         control_fd,
         ring_fd,
-        locals: Default::default(),
-        health,
-    })
+    };
+    Ok(Shared::new(name, geometry, &kind, control, rings, objects, health))
 }
 
 /// Opens the ring object of the channel whose validated info is `info`, and checks it the
@@ -118,11 +109,11 @@ pub(super) fn open_rings(
     name: &str,
     names: &ObjectNames,
     info: &ChannelInfo,
-    checked: &Checked,
+    geometry: &Geometry,
     control: &ObjectFacts,
     trust: &Trust,
 ) -> Result<(OwnedFd, RingStore, ObjectFacts)> {
-    let (ring_fd, ring_store) = match checked.huge_pages.size() {
+    let (ring_fd, ring_store) = match geometry.huge_pages.size() {
         Some(size) => {
             let dir = PathBuf::from(std::ffi::OsStr::new(
                 info.hugetlbfs_dir
@@ -205,19 +196,13 @@ pub(crate) fn open_control_view(name: &str, trust: &Trust) -> Result<ControlView
     } = open_ready(name, false, trust, &health)?;
     trust.check(name, &facts, None, Some(info.permissions))?;
     check_identity(name, &info)?;
-    let checked = check_geometry(name, &info, map.len() as u64)?;
+    let geometry = Geometry::of_info(name, &info, map.len() as u64)?;
     // The rings are not mapped, but a channel whose rings are gone is not one to report
     // as fine.
     let names = ObjectNames::of(name);
-    open_rings(name, &names, &info, &checked, &facts, trust)?;
-    let control = Control {
-        map,
-        layout: ControlLayout::new(checked.publishers, checked.subscribers),
-        publishers: checked.publishers,
-        subscribers: checked.subscribers,
-    };
+    open_rings(name, &names, &info, &geometry, &facts, trust)?;
     Ok(ControlView {
-        control,
+        control: Control::new(map, &geometry),
         info,
         owner,
         facts,

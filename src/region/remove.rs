@@ -29,12 +29,7 @@ impl Ownership {
             // Detach: the channel lives on without an owner, so it is not stale.
             crate::protocol::release_slot(&shared.owner().token);
         } else {
-            unlink_objects(
-                &shared.names,
-                shared.control_id,
-                &shared.ring_store,
-                Some(shared.ring_id),
-            );
+            shared.objects.unlink();
         }
     }
 }
