@@ -263,14 +263,21 @@ pub(crate) fn sleeper_barrier() -> bool {
     }
 }
 
-/// After a commit, wakes sleeping subscribers if there are any and no other publisher has
-/// already taken that on since they went to sleep. `reached`: whether sleepers' barriers
-/// reach this process (`platform::register_fast_side`).
+/// The waker of both lines, after a commit (subscribers sleep on the messages line) or a
+/// release (publishers wait on the room line): wakes whoever sleeps on `wake` if anyone
+/// does and no other waker has taken that on since they went to sleep, and says whether
+/// this call woke them. `reached`: whether sleepers' barriers reach this process
+/// (`platform::register_fast_side`). While nobody sleeps, one load of a read-mostly line
+/// (and, outside the barrier's reach, a fence).
+#[inline(always)]
+pub(crate) fn wake_sleepers(wake: &WakeWord, reached: bool) -> bool {
+    protocol::sleepers_present(wake, reached) && wake_claimed(wake)
+}
+
+/// `wake_sleepers` on the messages line, after a commit.
 #[inline(always)]
 pub(crate) fn wake_subscribers(wake: &WakeWord, reached: bool) {
-    if protocol::sleepers_present(wake, reached) {
-        wake_slow(wake);
-    }
+    wake_sleepers(wake, reached);
 }
 
 /// Wakes every sleeper on `wake`, whether or not a waker already claimed the wake: after
@@ -282,12 +289,16 @@ pub(crate) fn wake_everyone(wake: &WakeWord) {
     platform::wake_all(&wake.seq);
 }
 
+/// Sleepers are present: wakes them if this caller claims the wake.
 #[cold]
-fn wake_slow(wake: &WakeWord) {
-    if protocol::claim_wake(wake) {
-        protocol::bump_wake(wake);
-        platform::wake_all(&wake.seq);
+#[inline(never)]
+fn wake_claimed(wake: &WakeWord) -> bool {
+    if !protocol::claim_wake(wake) {
+        return false;
     }
+    protocol::bump_wake(wake);
+    platform::wake_all(&wake.seq);
+    true
 }
 
 /// The state of one blocking call between attempts: how long it has been idle and when

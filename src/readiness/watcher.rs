@@ -195,9 +195,7 @@ impl Drop for Watcher {
         // The thread may be in (or about to enter) its futex wait: moving the word makes
         // that wait return at once. Other sleepers on this word, in any process, wake
         // spuriously, re-check and sleep again: once per watcher, when its last handle goes.
-        let word = self.line.word(&self.shared);
-        protocol::bump_wake(word);
-        platform::wake_all(&word.seq);
+        crate::wait::wake_everyone(self.line.word(&self.shared));
         let _ = thread.join();
     }
 }

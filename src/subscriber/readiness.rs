@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use super::Subscriber;
 use crate::kind::{Mode, Topology};
 use crate::message::Payload;
-use crate::protocol;
+use crate::wait;
 
 /// A descriptor that is readable while this subscriber has messages to receive:
 /// register it with epoll, kqueue, mio, tokio's `AsyncFd` or any poll loop.
@@ -92,24 +92,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             .found_nothing(&self.shared, || self.any_ready() || self.departure_visible());
     }
 
-    /// After releasing room: wakes publishers waiting for it, if any. One load of a
-    /// read-mostly line (and, outside the barrier's reach, a fence) while none waits.
+    /// After releasing room: wakes publishers waiting for it, if any (`wait::wake_sleepers`
+    /// on the room line).
     #[inline(always)]
     pub(super) fn wake_publishers(&self) {
-        if protocol::sleepers_present(self.room.get(), self.barrier_reaches_us) {
-            self.wake_publishers_slow();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn wake_publishers_slow(&self) {
-        let room = self.room.get();
-        if protocol::claim_wake(room) {
-            #[cfg(feature = "testing")]
+        let _woke = wait::wake_sleepers(self.room.get(), self.barrier_reaches_us);
+        #[cfg(feature = "testing")]
+        if _woke {
             crate::readiness::count_room_wake();
-            protocol::bump_wake(room);
-            crate::platform::wake_all(&room.seq);
         }
     }
 }
