@@ -223,6 +223,7 @@ mod channel;
 mod config;
 mod error;
 mod fault;
+mod fnv;
 mod handle_error;
 mod kind;
 mod message;

@@ -3,6 +3,8 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
+use crate::fnv;
+
 /// A plain-data message type that can be copied byte for byte between processes.
 ///
 /// Its plain-data guarantees are zerocopy's, required as supertraits: `FromBytes` (every
@@ -140,21 +142,8 @@ pub struct FieldLayout {
     pub size: usize,
 }
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-const fn fnv_bytes(mut hash: u64, bytes: &[u8]) -> u64 {
-    let mut i = 0;
-    while i < bytes.len() {
-        hash ^= bytes[i] as u64;
-        hash = hash.wrapping_mul(FNV_PRIME);
-        i += 1;
-    }
-    hash
-}
-
 const fn fnv_u64(hash: u64, value: u64) -> u64 {
-    fnv_bytes(hash, &value.to_le_bytes())
+    fnv::hash(hash, &value.to_le_bytes())
 }
 
 impl Fingerprint {
@@ -167,15 +156,15 @@ impl Fingerprint {
         fields: &[FieldLayout],
         schema_version: u32,
     ) -> Fingerprint {
-        let mut hash = fnv_bytes(FNV_OFFSET, name.as_bytes());
+        let mut hash = fnv::hash(fnv::OFFSET, name.as_bytes());
         hash = fnv_u64(hash, size as u64);
         hash = fnv_u64(hash, align as u64);
         let mut i = 0;
         while i < fields.len() {
             let field = &fields[i];
-            hash = fnv_bytes(hash, field.name.as_bytes());
-            hash = fnv_bytes(hash, b":");
-            hash = fnv_bytes(hash, field.ty.as_bytes());
+            hash = fnv::hash(hash, field.name.as_bytes());
+            hash = fnv::hash(hash, b":");
+            hash = fnv::hash(hash, field.ty.as_bytes());
             hash = fnv_u64(hash, field.offset as u64);
             hash = fnv_u64(hash, field.size as u64);
             i += 1;

@@ -13,10 +13,7 @@ pub(crate) struct ObjectNames {
 
 impl ObjectNames {
     pub(crate) fn of(name: &str) -> Self {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in name.bytes() {
-            hash = (hash ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        let hash = crate::fnv::hash(crate::fnv::OFFSET, name.as_bytes());
         ObjectNames {
             control: format!("/salias-{hash:016x}.c"),
             rings: format!("/salias-{hash:016x}.r"),
