@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 use crate::message::{Bytes, Payload};
 use crate::publisher::Publisher;
+pub use crate::region::Recovered;
 use crate::region::{self, Kind, Ownership, Shared};
 use crate::subscriber::{LossySubscriber, Subscriber};
 use crate::trust::Trust;
@@ -37,15 +38,6 @@ pub struct Channel<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     ownership: Option<Ownership>,
     _marker: KindMarker<T, M, K>,
-}
-
-/// A stale channel that [`Channel::create`] removed from its name before creating anew.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Recovered {
-    /// The process that had created it and died; `None` if it died before recording itself.
-    pub owner_pid: Option<u32>,
-    /// Whether it had finished creating it (else it died midway).
-    pub finished: bool,
 }
 
 /// Per-publisher FIFO order, one subscriber.

@@ -10,7 +10,7 @@ use super::object::{
     Objects, RingStore, create_file_exclusive, hugetlbfs_ring_path, map_rings, shm_error, symlink_at_name,
     unlink_objects, unlink_rings,
 };
-use super::remove::{Ownership, remove_stale_objects};
+use super::remove::{Ownership, Recovered, remove_stale_objects};
 use super::{Kind, Shared};
 use crate::config::{ChannelSettings, Config, MAX_NAME_LEN};
 use crate::error::{Error, Result};
@@ -104,7 +104,7 @@ pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Resu
 pub(super) fn create_control<C: ChannelSettings>(
     names: &ObjectNames,
     config: &Config<C>,
-    recovered: &mut Option<crate::channel::Recovered>,
+    recovered: &mut Option<Recovered>,
 ) -> Result<OwnedFd> {
     let name = config.name.as_str();
     // A stale channel is removed and the create retried; bounded in case another process
@@ -144,7 +144,7 @@ pub(super) fn create_control<C: ChannelSettings>(
                 // The control name only: whoever creates it next owns the ring name too
                 // and replaces any leftover rings there (`create_ring_object`).
                 remove_stale_objects(name, names, &fd, rings);
-                *recovered = Some(crate::channel::Recovered {
+                *recovered = Some(Recovered {
                     owner_pid: match stale {
                         Existing::Stale(pid) => Some(pid),
                         Existing::Abandoned(pid) => pid,

@@ -9,11 +9,13 @@
 //!   block, and the rules they meet;
 //! - `validate`: checking a copied control block's identity, kind and geometry;
 //! - `remove`, `create`, `open`: removing, making and opening channels;
+//! - `name`: whether a mapped channel's name still leads to it;
 //! - `slots`: slots changing hands on a mapped channel.
 
 mod create;
 mod geometry;
 mod header;
+mod name;
 mod object;
 mod open;
 mod remove;
@@ -24,8 +26,10 @@ pub(crate) use create::create;
 pub(crate) use header::channel_name_of_object;
 #[cfg(feature = "testing")]
 pub(crate) use header::set_init_wait;
+pub use name::NameState;
 pub(crate) use object::control_facts;
 pub(crate) use open::{connect, open_control_view};
+pub use remove::Recovered;
 pub(crate) use remove::{Ownership, remove, remove_stale};
 
 use std::os::fd::{AsFd, OwnedFd};
@@ -153,17 +157,6 @@ impl Shared {
         match self.check_objects() {
             Err(truncated) => truncated,
             Ok(()) => Error::corrupt(&self.name, what),
-        }
-    }
-
-    /// Whether the channel's name still leads to the control object this view mapped.
-    pub(crate) fn name_state(&self) -> Result<crate::status::NameState> {
-        use crate::status::NameState;
-        match object::open_control(&self.name) {
-            Ok((_, _, facts)) if facts.id == self.objects.control_id => Ok(NameState::Current),
-            Ok(_) | Err(Error::NotAChannel { .. }) => Ok(NameState::Replaced),
-            Err(Error::NotFound { .. }) => Ok(NameState::Removed),
-            Err(error) => Err(error),
         }
     }
 

@@ -16,7 +16,16 @@ use crate::wire::layout::MAGIC;
 pub(crate) struct Ownership {
     pub(super) keep: bool,
     /// The stale channel `create` removed from the name first, if it found one.
-    pub(crate) recovered: Option<crate::channel::Recovered>,
+    pub(crate) recovered: Option<Recovered>,
+}
+
+/// A stale channel that [`Channel::create`](crate::Channel::create) removed from its name before creating anew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Recovered {
+    /// The process that had created it and died; `None` if it died before recording itself.
+    pub owner_pid: Option<u32>,
+    /// Whether it had finished creating it (else it died midway).
+    pub finished: bool,
 }
 
 impl Ownership {
