@@ -100,7 +100,7 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     fault: FaultRecord,
     /// The readiness descriptor's registration with a tokio runtime (`send_async`).
     #[cfg(feature = "tokio")]
-    pub(crate) reactor: crate::asynchronous::Reactor,
+    pub(crate) reactor: crate::readiness::Reactor,
     _marker: KindMarker<T, M, K>,
     _single_writer: SingleUser,
 }

@@ -13,8 +13,13 @@
 //!
 //! An armed handle is not armed again until its watcher has signalled it, so each armed
 //! handle is one registered sleeper.
+//!
+//! With the `tokio` feature, `reactor` is a handle's registration of its descriptor with
+//! tokio's reactor, which `asynchronous` awaits.
 
 mod notify;
+#[cfg(feature = "tokio")]
+mod reactor;
 mod watcher;
 
 use std::cell::{Cell, OnceCell};
@@ -27,6 +32,8 @@ use crate::protocol::{self, Armed};
 use crate::region::Shared;
 use crate::wait::{NAP, sleeper_barrier};
 use notify::NotifyFd;
+#[cfg(feature = "tokio")]
+pub(crate) use reactor::Reactor;
 pub(crate) use watcher::Line;
 use watcher::{Slot, Watcher};
 

@@ -181,7 +181,7 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     fault: FaultRecord,
     /// The readiness descriptor's registration with a tokio runtime (`recv_async`).
     #[cfg(feature = "tokio")]
-    pub(crate) reactor: crate::asynchronous::Reactor,
+    pub(crate) reactor: crate::readiness::Reactor,
     /// Fanout: reads as a lossy subscriber (copies, validated against overwrites).
     lossy: bool,
     /// Fanout, joined tethered on a channel with a tether timeout: a publisher may demote
