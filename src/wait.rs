@@ -265,19 +265,22 @@ pub(crate) fn sleeper_barrier() -> bool {
 
 /// The waker of both lines, after a commit (subscribers sleep on the messages line) or a
 /// release (publishers wait on the room line): wakes whoever sleeps on `wake` if anyone
-/// does and no other waker has taken that on since they went to sleep, and says whether
-/// this call woke them. `reached`: whether sleepers' barriers reach this process
+/// does and no other waker has taken that on since they went to sleep. `claimed` runs
+/// when this call takes that on, before it wakes them (the tests count wakes with it).
+/// `reached`: whether sleepers' barriers reach this process
 /// (`platform::register_fast_side`). While nobody sleeps, one load of a read-mostly line
 /// (and, outside the barrier's reach, a fence).
 #[inline(always)]
-pub(crate) fn wake_sleepers(wake: &WakeWord, reached: bool) -> bool {
-    protocol::sleepers_present(wake, reached) && wake_claimed(wake)
+pub(crate) fn wake_sleepers(wake: &WakeWord, reached: bool, claimed: impl FnOnce()) {
+    if protocol::sleepers_present(wake, reached) {
+        wake_claimed(wake, claimed);
+    }
 }
 
 /// `wake_sleepers` on the messages line, after a commit.
 #[inline(always)]
 pub(crate) fn wake_subscribers(wake: &WakeWord, reached: bool) {
-    wake_sleepers(wake, reached);
+    wake_sleepers(wake, reached, || {});
 }
 
 /// Wakes every sleeper on `wake`, whether or not a waker already claimed the wake: after
@@ -292,13 +295,12 @@ pub(crate) fn wake_everyone(wake: &WakeWord) {
 /// Sleepers are present: wakes them if this caller claims the wake.
 #[cold]
 #[inline(never)]
-fn wake_claimed(wake: &WakeWord) -> bool {
-    if !protocol::claim_wake(wake) {
-        return false;
+fn wake_claimed(wake: &WakeWord, claimed: impl FnOnce()) {
+    if protocol::claim_wake(wake) {
+        claimed();
+        protocol::bump_wake(wake);
+        platform::wake_all(&wake.seq);
     }
-    protocol::bump_wake(wake);
-    platform::wake_all(&wake.seq);
-    true
 }
 
 /// The state of one blocking call between attempts: how long it has been idle and when

@@ -96,10 +96,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// on the room line).
     #[inline(always)]
     pub(super) fn wake_publishers(&self) {
-        let _woke = wait::wake_sleepers(self.room.get(), self.barrier_reaches_us);
-        #[cfg(feature = "testing")]
-        if _woke {
+        wait::wake_sleepers(self.room.get(), self.barrier_reaches_us, || {
+            #[cfg(feature = "testing")]
             crate::readiness::count_room_wake();
-        }
+        });
     }
 }
