@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo bench --bench publish_receive`
 //!
-//! Following BENCHMARKING.md: the variants run alternately, round by round; each round
+//! Following doc/benchmarking.md: the variants run alternately, round by round; each round
 //! rebuilds nothing it times, checks a checksum, and the report is the median with min
 //! and max over the rounds.
 

@@ -1,9 +1,10 @@
-//! Open-loop latency (BENCHMARKING.md rule 5): the publisher sends message i at its planned
-//! time t0 + i·Δ, never skipping or rebasing the plan when it falls behind, and stamps the
-//! planned and the actual send time into the message (words[0], words[1]); the subscriber
-//! stamps the receive time. All stamps are ns of the latency clock (`support::clock::latency`:
-//! the counter on the parent's calibration, which every child inherits, so the stamps of
-//! two processes subtract; or CLOCK_MONOTONIC where the counter was refused). Queueing = sent − planned, service = received − sent, total = received −
+//! Open-loop latency (doc/benchmarking.md rule 5): the publisher sends message i at its
+//! planned time t0 + i·Δ, never skipping or rebasing the plan when it falls behind, and
+//! stamps the planned and the actual send time into the message (words[0], words[1]); the
+//! subscriber stamps the receive time. All stamps are ns of the latency clock
+//! (`support::clock::latency`: the counter on the parent's calibration, which every child
+//! inherits, so the stamps of two processes subtract; or CLOCK_MONOTONIC where the counter
+//! was refused). Queueing = sent − planned, service = received − sent, total = received −
 //! planned, each in an HdrHistogram (1 ns resolution, 3 significant digits). The first
 //! `warmup` messages follow the same plan but are not recorded.
 
