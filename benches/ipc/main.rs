@@ -27,6 +27,8 @@
 
 mod cli;
 mod lossy;
+#[path = "../common/msg64.rs"]
+mod msg64;
 mod pingpong;
 mod report;
 mod roles;
