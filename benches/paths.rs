@@ -9,18 +9,14 @@ use std::cell::RefCell;
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, Publisher, SaliasMessage, Subscriber, Topology};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, Publisher, Subscriber, Topology};
+
+#[path = "common/msg64.rs"]
+mod msg64;
+use msg64::Msg64;
 
 fn main() {
     divan::main();
-}
-
-#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
-#[repr(C)]
-struct Msg64 {
-    seq: u64,
-    words: [u64; 7],
 }
 
 const PER_ITERATION: usize = 256;
@@ -50,13 +46,9 @@ impl<M: Mode, K: Topology> Ends<M, K> {
 
     fn fill(&mut self) {
         for seq in 0..PER_ITERATION as u64 {
-            self.publisher.offer(&message(seq)).unwrap();
+            self.publisher.offer(&Msg64::new(0, seq)).unwrap();
         }
     }
-}
-
-fn message(seq: u64) -> Msg64 {
-    Msg64 { seq, words: [seq; 7] }
 }
 
 fn offer<M: Mode, K: Topology>(bencher: Bencher) {
@@ -67,7 +59,7 @@ fn offer<M: Mode, K: Topology>(bencher: Bencher) {
         .bench_local_values(|()| {
             let publisher = &mut ends.borrow_mut().publisher;
             for seq in 0..PER_ITERATION as u64 {
-                publisher.offer(black_box(&message(seq))).unwrap();
+                publisher.offer(black_box(&Msg64::new(0, seq))).unwrap();
             }
         });
 }
@@ -75,7 +67,7 @@ fn offer<M: Mode, K: Topology>(bencher: Bencher) {
 fn offer_batch<M: Mode, K: Topology>(bencher: Bencher) {
     let ends = Ends::<M, K>::new("batch");
     let batches: Vec<[Msg64; BATCH]> = (0..PER_ITERATION / BATCH)
-        .map(|b| std::array::from_fn(|i| message((b * BATCH + i) as u64)))
+        .map(|b| std::array::from_fn(|i| Msg64::new(0, (b * BATCH + i) as u64)))
         .collect();
     bencher
         .counter(ItemsCount::new(PER_ITERATION))

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use crate::config::{Config, Creates};
 use crate::error::Result;
 use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
+use crate::message::Frame;
 use crate::message::{Bytes, Payload};
 use crate::publisher::Publisher;
 pub use crate::region::Recovered;
 use crate::region::{self, Kind, Ownership, Shared};
 use crate::subscriber::{LossySubscriber, Subscriber};
 use crate::trust::Trust;
-use crate::wire::frame::Frame;
 
 /// A named shared-memory channel carrying messages of type `T` (or raw [`Bytes`]) with
 /// ordering mode `M` and topology `K`.

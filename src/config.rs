@@ -8,12 +8,7 @@ use std::time::Duration;
 use crate::error::{Error, NameProblem, Result};
 use crate::message::{Bytes, Payload};
 
-/// Longest channel name, in bytes.
-pub const MAX_NAME_LEN: usize = 64;
-/// Most publisher slots a channel can have.
-pub const MAX_PUBLISHERS: u32 = 64;
-/// Most subscriber slots a channel can have.
-pub const MAX_SUBSCRIBERS: u32 = 64;
+pub use crate::wire::layout::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS};
 /// Subscriber slots of a Fanout channel whose config does not set them.
 pub const DEFAULT_FANOUT_SUBSCRIBERS: u32 = 8;
 /// Largest ring capacity per publisher: 1 TiB of address space is plenty; beyond it the

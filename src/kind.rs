@@ -181,16 +181,14 @@ impl sealed::Sealed for Fanout {}
 impl Mode for Fifo {
     const NAME: &'static str = "Fifo";
     const ID: u32 = 1;
-    // commit word (8) + length (4) + flags (4)
-    const HEADER_LEN: usize = 16;
+    const HEADER_LEN: usize = crate::wire::frame::FIFO_HEADER_LEN;
     const ORDERED: bool = false;
 }
 
 impl Mode for Ordered {
     const NAME: &'static str = "Ordered";
     const ID: u32 = 2;
-    // FIFO header + global sequence (8)
-    const HEADER_LEN: usize = 24;
+    const HEADER_LEN: usize = crate::wire::frame::ORDERED_HEADER_LEN;
     const ORDERED: bool = true;
 }
 

@@ -211,8 +211,11 @@
 //! message; Rust's memory model calls that a data race, so salias narrows what it can do:
 //! a message type is plain data that accepts every bit pattern (`Message`), so the worst a
 //! reader sees is wrong values, never an invalid `T`, and no reference to bytes a peer may
-//! write ever reaches salias's own bookkeeping. The `SAFETY` comments that hand out such
-//! references cite this section.
+//! write ever reaches salias's own bookkeeping. Who can write at all is narrowed too: each
+//! process maps every ring read-only except the one whose publisher slot it holds, so a
+//! subscriber, or a publisher of another ring, that writes a ring by mistake faults instead
+//! of changing a frame. The `SAFETY` comments that hand out such references cite this
+//! section.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -299,6 +302,13 @@ pub mod __private {
     pub use crate::message::{DerivedMessage, FieldLayout, PlainData, assert_plain_data};
     #[cfg(feature = "testing")]
     pub use crate::wire::layout::RawOffsets;
+    /// The ring views and frame geometry, for the Miri models of the protocol on a
+    /// heap-backed ring (`tests/miri.rs`).
+    #[cfg(feature = "testing")]
+    pub use crate::wire::{
+        frame::{RawHeader, Shape},
+        ring::{ReadOnly, Ring, Writable},
+    };
 
     /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
     #[cfg(feature = "testing")]

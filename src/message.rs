@@ -4,6 +4,8 @@
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::fnv;
+use crate::kind::Mode;
+use crate::wire::frame::Shape;
 
 /// A plain-data message type that can be copied byte for byte between processes.
 ///
@@ -245,4 +247,22 @@ impl Payload for Bytes {
     const FIXED_LEN: Option<usize> = None;
     const ALIGN: usize = 1;
     const FINGERPRINT: Fingerprint = Fingerprint::BYTES;
+}
+
+/// The frames of a channel of `T` in mode `M`: the wire layer's [`Shape`] for them, known
+/// at compile time.
+pub(crate) struct Frame<T: Payload, M: Mode>(core::marker::PhantomData<(fn() -> T, M)>);
+
+impl<T: Payload, M: Mode> Frame<T, M> {
+    pub(crate) const SHAPE: Shape = Shape::new(M::ORDERED, T::ALIGN);
+    /// Frames start at multiples of this; at least 8 so the commit word is always aligned.
+    pub(crate) const ALIGN: usize = Self::SHAPE.align();
+    /// Offset of the payload from the frame start.
+    pub(crate) const HEADER: usize = Self::SHAPE.header();
+
+    /// Bytes a frame with `payload` bytes occupies in the ring.
+    #[inline(always)]
+    pub(crate) const fn len(payload: usize) -> usize {
+        Self::SHAPE.len(payload)
+    }
 }

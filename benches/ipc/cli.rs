@@ -2,7 +2,7 @@
 
 use clap::{Parser, ValueEnum};
 
-/// salias cross-process throughput and latency, by BENCHMARKING.md: every publisher and
+/// salias cross-process throughput and latency, by doc/benchmarking.md: every publisher and
 /// subscriber a separate pinned process, variants alternating round by round, raw data
 /// as JSON lines in target/bench-results/ipc-<unix time>.jsonl.
 #[derive(Parser, Debug)]

@@ -19,8 +19,9 @@ use support::stats::Spread;
 use support::throughput::{Finished, Tally};
 
 use crate::cli::Scale;
+use crate::msg64::Msg64;
 use crate::roles::Task;
-use crate::setup::{Backoff, Kind, Msg64, Setup};
+use crate::setup::{Backoff, Kind, Setup};
 use crate::throughput::start_child;
 
 /// The watchdog's limit for one run.

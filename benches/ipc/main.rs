@@ -1,4 +1,4 @@
-//! Cross-process throughput and latency of salias, by BENCHMARKING.md.
+//! Cross-process throughput and latency of salias, by doc/benchmarking.md.
 //!
 //! Run: `cargo bench --bench ipc` (every ring size, 5 rounds), or add `-- --quick` (1 MiB
 //! rings, 3 rounds, about a minute) or `-- --smoke` (seconds; checks the harness, its
@@ -27,6 +27,8 @@
 
 mod cli;
 mod lossy;
+#[path = "../common/msg64.rs"]
+mod msg64;
 mod pingpong;
 mod report;
 mod roles;

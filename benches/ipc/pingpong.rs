@@ -14,9 +14,9 @@ use support::records::System;
 use support::role::Children;
 use support::trips::{TripTimer, Trips};
 
+use crate::msg64::Msg64;
 use crate::report;
 use crate::roles::{Child, ROLE, Task};
-use crate::setup::Msg64;
 
 /// The watchdog's limit for one ping-pong run.
 const RUN_LIMIT: Duration = Duration::from_secs(300);

@@ -10,7 +10,8 @@ use support::role::{Role, report_json};
 use support::throughput::Finished;
 
 use crate::lossy::Lossy;
-use crate::setup::{Kind, Msg64, Setup};
+use crate::msg64::Msg64;
+use crate::setup::{Kind, Setup};
 
 /// The environment variable that names a child's role.
 pub const ROLE: Role = Role::new("SALIAS_IPC_ROLE");

@@ -3,7 +3,8 @@
 use support::records::{ThroughputBench, oversubscribed};
 
 use crate::cli::Scale;
-use crate::setup::{Backoff, Kind, Msg64, Setup};
+use crate::msg64::Msg64;
+use crate::setup::{Backoff, Kind, Setup};
 
 /// Ring size of the multi-producer stress runs: small, so offers are refused often.
 const STRESS_RING: usize = 64 << 10;

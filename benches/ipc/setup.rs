@@ -1,29 +1,8 @@
-//! What one throughput run is: the message, the channel kind and the setup, which the
-//! parent hands each role as its parameters.
+//! What one throughput run is: the channel kind and the setup, which the parent hands
+//! each role as its parameters.
 
-use salias::SaliasMessage;
 use serde::{Deserialize, Serialize};
 use support::records::{Api, ThroughputBench};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-
-/// 64 bytes: the default message size.
-#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
-#[repr(C)]
-pub struct Msg64 {
-    pub producer: u64,
-    pub seq: u64,
-    pub words: [u64; 6],
-}
-
-impl Msg64 {
-    pub fn new(producer: u64, seq: u64) -> Self {
-        Msg64 {
-            producer,
-            seq,
-            words: [seq ^ producer; 6],
-        }
-    }
-}
 
 /// The salias channel kind of a run; `RawFifoMpsc` carries raw frames (`Bytes`), the
 /// others `Msg64`.

@@ -12,9 +12,10 @@ use support::jsonl::JsonLines;
 use support::role::Children;
 use support::throughput::{Finished, Tally};
 
+use crate::msg64::Msg64;
 use crate::report;
 use crate::roles::{Child, ROLE, Task};
-use crate::setup::{Kind, Msg64, Setup};
+use crate::setup::{Kind, Setup};
 
 /// The watchdog's limit for one run, spawn to last report: a hang fails the benchmark.
 const RUN_LIMIT: Duration = Duration::from_secs(600);

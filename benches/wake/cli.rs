@@ -3,7 +3,7 @@
 use clap::Parser;
 
 /// Cross-process wake-up latency of salias's waits and of two readiness-fd designs, and
-/// the waiting side's CPU per idle second, by BENCHMARKING.md: publisher and receiver
+/// the waiting side's CPU per idle second, by doc/benchmarking.md: publisher and receiver
 /// separate pinned processes, rows alternating round by round, raw data as JSON lines in
 /// target/bench-results/wake-<unix time>.jsonl.
 #[derive(Parser, Debug)]

@@ -1,5 +1,5 @@
-//! Cross-process wake-up latency: how long a receiver that sleeps takes to run again
-//! after a publisher commits, and what its waiting costs while idle, by BENCHMARKING.md.
+//! Cross-process wake-up latency: how long a receiver that sleeps takes to run again after
+//! a publisher commits, and what its waiting costs while idle, by doc/benchmarking.md.
 //!
 //! Run: `cargo bench --bench wake --features tokio` (5 rounds of 500 wake-ups per row,
 //! about two minutes; without the feature, no `recv_async` row), or `-- --smoke`

@@ -30,10 +30,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod baselines;
+mod child;
 mod cli;
 mod error;
 mod message;
 mod openloop;
+mod parent;
 mod pingpong;
 mod plan;
 mod platform;
@@ -41,14 +43,16 @@ mod report;
 mod resources;
 mod roles;
 mod session;
+mod setup;
 mod throughput;
+mod transport;
 mod transports;
 mod verification;
 mod wake;
 
 fn main() -> ExitCode {
     if let Some(role) = roles::ROLE.current() {
-        return match roles::child(&role) {
+        return match child::child(&role) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("salias-comparison {role}: {e}");

@@ -1,30 +1,15 @@
-//! The message: 64 bytes, exactly as in benches/ipc.rs.
+//! The message: the benchmarks' 64 bytes (`benches/common/msg64.rs`), and what the
+//! comparison adds to it.
 
-use salias::SaliasMessage;
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
-
-/// 64 bytes: {producer u64, seq u64, 6 × u64 derived from seq}.
-#[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug)]
-#[repr(C)]
-pub struct Msg64 {
-    pub producer: u64,
-    pub seq: u64,
-    pub words: [u64; 6],
-}
+#[path = "../../benches/common/msg64.rs"]
+mod msg64;
+pub use msg64::Msg64;
 
 // SAFETY: plain `repr(C)` data of eight u64 words: no pointers, no padding, valid for any
 // bit pattern, so it may live in iceoryx2's shared memory.
 unsafe impl iceoryx2::prelude::ZeroCopySend for Msg64 {}
 
 impl Msg64 {
-    pub fn new(producer: u64, seq: u64) -> Self {
-        Msg64 {
-            producer,
-            seq,
-            words: [seq ^ producer; 6],
-        }
-    }
-
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: `self` is MESSAGE_BYTES = 64 bytes (asserted below) of `repr(C)` u64s
         // without padding, so every byte is initialised; the slice borrows `self`.

@@ -1,9 +1,10 @@
-//! Open-loop latency (BENCHMARKING.md rule 5): the publisher sends message i at its planned
-//! time t0 + i·Δ, never skipping or rebasing the plan when it falls behind, and stamps the
-//! planned and the actual send time into the message (words[0], words[1]); the subscriber
-//! stamps the receive time. All stamps are ns of the latency clock (`support::clock::latency`:
-//! the counter on the parent's calibration, which every child inherits, so the stamps of
-//! two processes subtract; or CLOCK_MONOTONIC where the counter was refused). Queueing = sent − planned, service = received − sent, total = received −
+//! Open-loop latency (doc/benchmarking.md rule 5): the publisher sends message i at its
+//! planned time t0 + i·Δ, never skipping or rebasing the plan when it falls behind, and
+//! stamps the planned and the actual send time into the message (words[0], words[1]); the
+//! subscriber stamps the receive time. All stamps are ns of the latency clock
+//! (`support::clock::latency`: the counter on the parent's calibration, which every child
+//! inherits, so the stamps of two processes subtract; or CLOCK_MONOTONIC where the counter
+//! was refused). Queueing = sent − planned, service = received − sent, total = received −
 //! planned, each in an HdrHistogram (1 ns resolution, 3 significant digits). The first
 //! `warmup` messages follow the same plan but are not recorded.
 
@@ -20,10 +21,12 @@ use support::role::Children;
 
 use crate::error::RunError;
 use crate::message::{Msg64, stamped};
+use crate::parent;
 use crate::platform::latency_cores;
 use crate::resources::{Ctx, Resources, unique_name};
-use crate::roles::{self, OpenLoopPlan, Params, Report, system_name};
-use crate::throughput::{Api, Setup};
+use crate::roles::{OpenLoopPlan, Params, Report, system_name};
+use crate::setup::{Api, Setup};
+use crate::transport::{Publish, Subscribe};
 use crate::verification::Verifier;
 
 /// Planned send time of message `i`: Δ is given in picoseconds so that rates like
@@ -34,9 +37,9 @@ pub fn planned_ns(t0: u64, i: u64, interval_ps: u64) -> u64 {
 }
 
 /// Runs the plan: for each message, busy-waits until its planned time (if already late,
-/// sends at once), then calls `try_send(message)` until it is accepted, restamping the send
-/// time on each retry. Reports attempts, refusals and how long the plan took.
-pub fn openloop_publish(a: &Params, barrier: &Barrier, mut try_send: impl FnMut(&Msg64) -> bool) {
+/// sends at once), then offers it until it is accepted, restamping the send time on each
+/// retry. Reports attempts, refusals and how long the plan took.
+pub fn publish(a: &Params, barrier: &Barrier, mut publisher: impl Publish) {
     let plan = plan_of(a);
     apply_realtime(&plan);
     let interval_ps = plan.interval_ps;
@@ -60,7 +63,7 @@ pub fn openloop_publish(a: &Params, barrier: &Barrier, mut try_send: impl FnMut(
         let mut sent = now;
         loop {
             attempts += 1;
-            if try_send(&stamped(a.index, seq, planned, sent)) {
+            if publisher.offer(&stamped(a.index, seq, planned, sent)) {
                 last_sent = sent;
                 break;
             }
@@ -95,7 +98,7 @@ fn apply_realtime(plan: &OpenLoopPlan) {
 }
 
 /// The three histograms of the subscriber.
-pub struct OpenLoopRecorder {
+struct OpenLoopRecorder {
     queueing: Histogram<u64>,
     service: Histogram<u64>,
     total: Histogram<u64>,
@@ -119,7 +122,7 @@ impl OpenLoopRecorder {
 
     /// Stamps the receive time of `m`, checks it and, past the warm-up, records it.
     #[inline(always)]
-    pub fn receive(&mut self, m: &Msg64) {
+    fn receive(&mut self, m: &Msg64) {
         let received = self.clock.now_ns();
         self.verifier.check(m);
         if m.seq >= self.warmup {
@@ -131,15 +134,15 @@ impl OpenLoopRecorder {
     }
 }
 
-/// The subscriber's loop: `poll` hands what it received to the recorder until every
-/// message is in; then the checks and the histograms' report.
-pub fn openloop_subscribe(a: &Params, barrier: &Barrier, mut poll: impl FnMut(&mut OpenLoopRecorder)) {
+/// The subscriber's loop: it polls into the recorder until every message is in; then the
+/// checks and the histograms' report.
+pub fn subscribe(a: &Params, barrier: &Barrier, mut subscriber: impl Subscribe) {
     let plan = plan_of(a);
     apply_realtime(&plan);
     let mut recorder = OpenLoopRecorder::new(plan.warmup);
     barrier.arrive_and_wait();
     while recorder.verifier.received() < a.messages {
-        poll(&mut recorder);
+        subscriber.poll(|m| recorder.receive(m));
     }
     recorder.verifier.finish(1, a.messages);
     Report::OpenLoopSubscriber {
@@ -214,15 +217,15 @@ pub fn openloop_run(
             warmup,
             realtime,
         }),
-        ..setup.params(&name, core, 0, ctx, stream)
+        ..setup.params(&name, core, 0, &ctx.aeron_dir, stream)
     };
     let mut children = Children::new();
-    roles::spawn(&mut children, system, "ol-subscriber", &params(sub_core))?;
-    roles::spawn(&mut children, system, "ol-publisher", &params(pub_core))?;
+    parent::spawn(&mut children, system, "ol-subscriber", &params(sub_core))?;
+    parent::spawn(&mut children, system, "ol-publisher", &params(pub_core))?;
     // A minute to start and end, plus the plan itself twice over.
     let limit = Duration::from_secs(60) + Duration::from_secs_f64(2.0 * (duration_s + warmup_s));
     let (mut sent, mut received) = (None, None);
-    for report in roles::collect(&name, &barrier, children, limit)? {
+    for report in parent::collect(&name, &barrier, children, limit)? {
         match report {
             Report::OpenLoopPublisher { .. } => sent = Some(report),
             Report::OpenLoopSubscriber { .. } => received = Some(report),

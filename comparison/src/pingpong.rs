@@ -1,6 +1,6 @@
 //! Latency: ping-pong round trip / 2 between cores 0 and 1, stamped with the latency
-//! clock (`support::clock::latency`, the parent's calibration); the pinger's loop and
-//! the parent's run.
+//! clock (`support::clock::latency`, the parent's calibration); the pinger's and the
+//! ponger's loops, generic over the system's ends, and the parent's run.
 
 use std::time::Duration;
 
@@ -12,20 +12,24 @@ use support::trips::{Batched, TripTimer, Trips};
 
 use crate::error::RunError;
 use crate::message::Msg64;
+use crate::parent;
 use crate::platform::latency_cores;
 use crate::resources::{Ctx, Resources, unique_name};
-use crate::roles::{self, Params, Report, system_name};
+use crate::roles::{Params, Report, system_name};
+use crate::transport::PingPong;
 
 /// Unrecorded round trips before the recorded ones.
 pub const PING_WARMUP: u64 = 10_000;
 
-/// Runs PING_WARMUP unrecorded then `pings` recorded round trips, after the barrier;
-/// `round_trip(seq)` sends message `seq` and returns the echo. Reports the round trips.
-pub fn ping_loop(pings: u64, barrier: &Barrier, mut round_trip: impl FnMut(u64) -> Msg64) {
+/// The pinger: after the barrier, PING_WARMUP unrecorded then `a.messages` recorded
+/// round trips, each message `seq` sent and its echo awaited. Reports the round trips.
+pub fn ping(a: &Params, barrier: &Barrier, mut ends: impl PingPong) {
+    let pings = a.messages;
     barrier.arrive_and_wait();
     let mut timer = TripTimer::start(pings);
     for seq in 0..PING_WARMUP + pings {
-        let back = round_trip(seq);
+        ends.send(&Msg64::new(0, seq));
+        let back = ends.recv();
         timer.lap(seq >= PING_WARMUP);
         assert_eq!(back.seq, seq, "ping-pong out of step");
         assert_eq!(back.words[5], seq, "ping-pong corrupted");
@@ -44,11 +48,11 @@ pub fn report_round_trips(in_order: Vec<u64>) {
     .send();
 }
 
-/// The ponger's end: after echoing every ping, lets the run finish.
-pub fn pong_loop(pings: u64, barrier: &Barrier, mut echo: impl FnMut()) {
+/// The ponger: after echoing every ping, lets the run finish.
+pub fn pong(a: &Params, barrier: &Barrier, mut ends: impl PingPong) {
     barrier.arrive_and_wait();
-    for _ in 0..PING_WARMUP + pings {
-        echo();
+    for _ in 0..PING_WARMUP + a.messages {
+        ends.echo();
     }
     barrier.done();
 }
@@ -81,11 +85,11 @@ pub fn pingpong_run(
         plan: None,
     };
     let mut children = Children::new();
-    roles::spawn(&mut children, system, "pong", &params(cores[1]))?;
-    roles::spawn(&mut children, system, "ping", &params(cores[0]))?;
+    parent::spawn(&mut children, system, "pong", &params(cores[1]))?;
+    parent::spawn(&mut children, system, "ping", &params(cores[0]))?;
     // A minute to start and end, and 1 ms a round trip (a thousand times the slowest).
     let limit = Duration::from_secs(60) + Duration::from_millis(PING_WARMUP + pings);
-    let reports = roles::collect(&name, &barrier, children, limit)?;
+    let reports = parent::collect(&name, &barrier, children, limit)?;
     let round_trips = reports.into_iter().find_map(|r| match r {
         Report::Pings { round_trip_ns, batched } => Some((round_trip_ns, batched)),
         _ => None,

@@ -6,8 +6,7 @@ use support::realtime::{self, Policy, Realtime, RealtimeError};
 use support::records::System;
 
 use crate::cli::{Cli, Part, SystemChoice};
-use crate::throughput::{Api, Setup};
-use crate::wake::{VARIANTS as WAKE_VARIANTS, Variant, WakePlan};
+use crate::setup::{Api, Setup, VARIANTS as WAKE_VARIANTS, Variant, WakePlan};
 
 /// Everything a run of the comparison needs from its command line.
 pub struct Plan {

@@ -9,10 +9,10 @@ use salias::{Channel, Config, Fanout, Fifo, Mpsc};
 use support::records::System;
 use support::shm::ShmFile;
 
-use crate::baselines::spsc_ring;
+use crate::baselines::spsc;
 use crate::error::RunError;
 use crate::message::Msg64;
-use crate::throughput::Setup;
+use crate::setup::Setup;
 use crate::transports::iceoryx2 as ice;
 
 /// Per invocation: the Aeron driver's directory and the next free stream.
@@ -81,7 +81,7 @@ impl Resources {
                 let service = ice::throughput_service(&node, name, setup.publishers, setup.param, true);
                 Resources::Ice(vec![service], node)
             }
-            System::SpscFloor => Resources::Spsc(spsc_ring(name, setup.param).map_err(RunError::shm(name))?),
+            System::SpscFloor => Resources::Spsc(spsc::create_ring(name, setup.param).map_err(RunError::shm(name))?),
             System::Aeron | System::Floor | System::MessageFloor => Resources::None,
         })
     }
@@ -96,7 +96,7 @@ impl Resources {
                 ice::quiet();
                 let node = ice::node();
                 let data = ice::latency_service(&node, &format!("{name}/data"), true);
-                let event = crate::wake::event_service(&node, name, true);
+                let event = ice::event_service(&node, name, true);
                 Resources::IceWake(data, event, node)
             }
             _ => Resources::None,

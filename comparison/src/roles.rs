@@ -1,31 +1,18 @@
 //! The child processes: every publisher, subscriber, pinger and ponger is this binary
 //! started again with a role (`<system> <role>`, in an environment variable) and its
 //! [`Params`] (JSON, in a second one). A child pins itself, opens the run's barrier, plays
-//! its role and prints one [`Report`]; the parent waits for all of them under a watchdog.
-
-use std::time::Duration;
+//! its role (`child.rs`) and prints one [`Report`]; the parent (`parent.rs`) waits for all
+//! of them under a watchdog.
 
 use serde::{Deserialize, Serialize};
-use support::barrier::Barrier;
-use support::cores::pin;
 use support::hist::Quantiles;
 use support::realtime::Realtime;
-use support::records::System;
-use support::role::{Children, Role, report_json};
+use support::records::{Api, System};
+use support::role::{Role, report_json};
 use support::trips::Batched;
-
-use crate::baselines;
-use crate::error::RunError;
-use crate::throughput::Api;
-use crate::transports::{aeron, iceoryx2 as ice, salias};
-use crate::wake;
 
 /// The variable that names a child's role.
 pub const ROLE: Role = Role::new("SALIAS_COMPARISON_ROLE");
-
-/// How long the parent waits for every process of a run to reach the start barrier
-/// (connecting an Aeron client takes a while; a process that never arrives is a failure).
-const START_LIMIT: Duration = Duration::from_secs(60);
 
 /// What a role process is told: where it runs and what it sends.
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -121,73 +108,4 @@ pub fn system_name(system: System) -> &'static str {
         System::Floor => "floor",
         System::MessageFloor => "message-floor",
     }
-}
-
-/// Starts `role` of `system` with `params` as one of `children`.
-pub fn spawn(children: &mut Children, system: System, role: &str, params: &Params) -> Result<(), RunError> {
-    let role = format!("{} {role}", system_name(system));
-    let mut command = ROLE.command_with(&role, params).map_err(RunError::role(&params.name))?;
-    children
-        .spawn(format!("{role} {}", params.index), &mut command)
-        .map_err(RunError::role(&params.name))
-}
-
-/// The parent's side of a run: releases the `children` from the start barrier once all
-/// have arrived, waits for them to finish within `limit`, and returns their reports.
-pub fn collect(
-    name: &str,
-    barrier: &Barrier,
-    mut children: Children,
-    limit: Duration,
-) -> Result<Vec<Report>, RunError> {
-    let parties = children.len() as u64;
-    barrier
-        .release(parties, &mut children, START_LIMIT)
-        .map_err(RunError::role(name))?;
-    let mut reports = Vec::new();
-    for output in children.wait_all(limit).map_err(RunError::role(name))? {
-        reports.extend(output.json_reports::<Report>().map_err(RunError::role(name))?);
-    }
-    Ok(reports)
-}
-
-/// A child's whole life: `role` is what [`ROLE`] names.
-pub fn child(role: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let a: Params = ROLE.params()?;
-    pin(a.core)?;
-    let barrier = Barrier::open(&a.name)?;
-    let b = &barrier;
-    match role.split_once(' ').unwrap_or((role, "")) {
-        ("salias", "publisher") => salias::publisher(&a, b),
-        ("salias", "subscriber") => salias::subscriber(&a, b),
-        ("salias", "ping") => salias::pinger(&a, b),
-        ("salias", "pong") => salias::ponger(&a, b),
-        ("salias", "ol-publisher") => salias::ol_publisher(&a, b),
-        ("salias", "ol-subscriber") => salias::ol_subscriber(&a, b),
-        ("salias", "wake-sender") => wake::salias_sender(&a, b),
-        ("salias", "wake-receiver") => wake::salias_receiver(&a, b),
-        ("salias", "wake-receiver-fd") => wake::salias_fd_receiver(&a, b),
-        ("iceoryx2", "wake-sender") => wake::ice_sender(&a, b),
-        ("iceoryx2", "wake-receiver") => wake::ice_receiver(&a, b),
-        ("aeron", "publisher") => aeron::publisher(&a, b),
-        ("aeron", "subscriber") => aeron::subscriber(&a, b),
-        ("aeron", "ping") => aeron::pinger(&a, b),
-        ("aeron", "pong") => aeron::ponger(&a, b),
-        ("aeron", "ol-publisher") => aeron::ol_publisher(&a, b),
-        ("aeron", "ol-subscriber") => aeron::ol_subscriber(&a, b),
-        ("iceoryx2", "publisher") => ice::publisher(&a, b),
-        ("iceoryx2", "subscriber") => ice::subscriber(&a, b),
-        ("iceoryx2", "ping") => ice::pinger(&a, b),
-        ("iceoryx2", "pong") => ice::ponger(&a, b),
-        ("iceoryx2", "ol-publisher") => ice::ol_publisher(&a, b),
-        ("iceoryx2", "ol-subscriber") => ice::ol_subscriber(&a, b),
-        ("spsc-floor", "publisher") => baselines::spsc_publisher(&a, b),
-        ("spsc-floor", "subscriber") => baselines::spsc_subscriber(&a, b),
-        ("floor", "ping") => baselines::floor_pinger(&a, b),
-        ("floor", "pong") => baselines::floor_ponger(&a, b),
-        ("message-floor", "ping") => baselines::message_floor_pinger(&a, b),
-        ("message-floor", "pong") => baselines::message_floor_ponger(&a, b),
-        _ => return Err(format!("unknown role `{role}` in {}", ROLE.var()).into()),
-    }
-    Ok(())
 }

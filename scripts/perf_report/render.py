@@ -44,7 +44,7 @@ def header_section(page, manifest, sources, headlines):
         "(regenerate everything with `scripts/performance-report`). Every number below is computed from "
         "those files. Medians are over the alternating rounds of one invocation (upper median for even "
         "counts, as the harnesses print), with [min, max]; ratios are computed per round between runs "
-        "that ran back to back, then summarised the same way. Rules: `BENCHMARKING.md`.",
+        "that ran back to back, then summarised the same way. Rules: [`doc/benchmarking.md`](benchmarking.md).",
         "",
     )
     few = [
@@ -55,7 +55,7 @@ def header_section(page, manifest, sources, headlines):
     ]
     if few:
         page.add(
-            f"> **Not a publishable measurement:** {', '.join(few)} — BENCHMARKING.md rule 1 asks for at "
+            f"> **Not a publishable measurement:** {', '.join(few)} — [`doc/benchmarking.md`](benchmarking.md) rule 1 asks for at "
             "least 5 alternating rounds (these are `--quick` runs).",
             "",
         )

@@ -13,11 +13,12 @@ use std::time::Duration;
 
 use rustix::fs::Mode as FileMode;
 use rustix::io::Errno;
-use rustix::mm::{MapFlags, ProtFlags};
+use rustix::mm::{MapFlags, MprotectFlags, ProtFlags};
 #[cfg(not(target_os = "linux"))]
 use rustix::shm;
 
 use crate::error::{Error, Result};
+use crate::wire::ring::{ReadOnly, Ring};
 
 #[cfg(target_os = "linux")]
 mod futex;
@@ -313,10 +314,11 @@ pub(crate) struct MagicRing {
     guard: Option<Guarded>,
 }
 
-// SAFETY: the mapping is plain shared memory owned by this value; all access to its
-// contents goes through the ring protocol's atomics.
+// SAFETY: the value owns the mapping and only hands out views of it, whose accesses
+// (atomic, or bound by the contracts of `wire::ring`'s unsafe methods) are sound from any
+// thread; changing the protection is one system call the kernel serialises.
 unsafe impl Send for MagicRing {}
-// SAFETY: as above; `&MagicRing` only hands out the base pointer.
+// SAFETY: as above.
 unsafe impl Sync for MagicRing {}
 
 impl MagicRing {
@@ -374,7 +376,7 @@ impl MagicRing {
             // only our PROT_NONE pages); `fd` is a shared-memory object at least
             // `offset + capacity` bytes long, checked by the caller.
             unsafe {
-                rustix::mm::mmap(at, capacity, ProtFlags::READ | ProtFlags::WRITE, flags | extra, fd, offset)
+                rustix::mm::mmap(at, capacity, ProtFlags::READ, flags | extra, fd, offset)
             }
             .map_err(|e| {
                 let err = Error::platform("mmap (ring view)", object, e);
@@ -408,6 +410,49 @@ impl MagicRing {
     #[inline(always)]
     pub(crate) fn base(&self) -> *mut u8 {
         self.base.as_ptr()
+    }
+
+    /// The ring as this process may access it: read-only until `make_writable`.
+    ///
+    /// # Safety
+    /// The view must not be used after this `MagicRing` is dropped (handles keep the
+    /// `Arc<Shared>` that owns it next to their views).
+    pub(crate) unsafe fn view(&self) -> Ring<ReadOnly> {
+        // SAFETY: `map` made two adjacent views of `capacity` bytes (a power of two, a
+        // page multiple) at an address aligned to the page; the caller keeps them mapped.
+        unsafe { Ring::new(self.base, self.capacity) }
+    }
+
+    /// Maps both views writable, for the publisher that holds the ring's slot, and asks
+    /// for its pages writable now rather than one fault each on the first lap.
+    pub(crate) fn make_writable(&self, object: &str) -> Result<()> {
+        // SAFETY: the range is exactly the two views `map` made and this value owns.
+        unsafe {
+            rustix::mm::mprotect(
+                self.base.as_ptr().cast(),
+                2 * self.capacity,
+                MprotectFlags::READ | MprotectFlags::WRITE,
+            )
+        }
+        .map_err(|e| Error::platform("mprotect (publisher's ring writable)", object, e))?;
+        #[cfg(target_os = "linux")]
+        // SAFETY: as above; populating changes no contents. A hint: older kernels refuse
+        // it, and the pages then fault in on first write as before.
+        let _ = unsafe {
+            rustix::mm::madvise(
+                self.base.as_ptr().cast(),
+                self.capacity,
+                rustix::mm::Advice::LinuxPopulateWrite,
+            )
+        };
+        Ok(())
+    }
+
+    /// Maps both views read-only again, once this process's publisher left the slot.
+    pub(crate) fn make_read_only(&self) {
+        // SAFETY: as for `make_writable`. Failure leaves the ring writable, which only
+        // forgoes the protection: nothing writes to it any more.
+        let _ = unsafe { rustix::mm::mprotect(self.base.as_ptr().cast(), 2 * self.capacity, MprotectFlags::READ) };
     }
 }
 

@@ -10,7 +10,7 @@
 //! (Acquire, in `claim_free` and `take_over`) sees them before it reads the slot. A holder
 //! that died wrote nothing after its last store, so its successor sees everything it
 //! stored; a store it had not made (a frame committed but not reported) is recovered
-//! from the ring itself (`wire::frame::committed_end`).
+//! from the ring itself (`wire::ring::Ring::committed_end`).
 
 use std::sync::atomic::Ordering;
 

@@ -3,8 +3,8 @@
 
 use super::Publisher;
 use crate::kind::Topology;
+use crate::message::Frame;
 use crate::message::Payload;
-use crate::wire::frame::{self, Frame};
 
 impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
     /// Fault injection for crash tests: reserves room for a frame (waiting out
@@ -43,7 +43,6 @@ impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
             Err(e) => panic!("fault injection could not reserve a frame: {e}"),
         };
         self.take_sequence(1);
-        // SAFETY: the frame just reserved, never committed.
-        unsafe { frame::write_len(self.frame_at(pos), 0xdead) };
+        self.ring.write_len(pos, 0xdead);
     }
 }

@@ -34,13 +34,14 @@ use crate::error::{Error, Result, Role};
 use crate::fault::FaultRecord;
 use crate::handle_error::PublishError;
 use crate::kind::{Fifo, KindMarker, Mode, Mpsc, Topology};
-use crate::message::Payload;
+use crate::message::{Frame, Payload};
 use crate::protocol;
 use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
 use crate::wire::frame::round_up;
 use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
+use crate::wire::ring::{Ring, Writable};
 
 /// Publishes messages of type `T` into its own ring of a channel.
 ///
@@ -63,8 +64,8 @@ use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     shared: Arc<Shared>,
     slot: usize,
-    ring: ShmPtr<u8>,
-    mask: u64,
+    /// The ring of this publisher's slot, the one this process may write.
+    ring: Ring<Writable>,
     /// What every publish writes, on cache lines of its own: two publishers of one
     /// process, kept side by side (a `Vec` of them, one per thread), would otherwise
     /// false-share them on every message.
@@ -143,27 +144,33 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         )?;
         let barrier_reaches_us = crate::platform::register_fast_side();
         let release_slot = |shared: &Shared| protocol::release_slot(&shared.publisher_slot(slot).holder.token);
-        let tail = match shared.recover_tail(slot) {
+        let tail = match shared.recover_tail(slot, Frame::<T, M>::SHAPE) {
             Ok(tail) => tail,
             Err(e) => {
                 release_slot(&shared);
                 return Err(e);
             }
         };
-        // SAFETY: all three live in the control mapping, and the ring in the ring mapping;
-        // `shared` keeps both alive as long as the publisher holding these pointers.
+        // This process writes the ring of the slot it now holds, and no other.
+        if let Err(e) = shared.ring(slot).make_writable(&shared.name) {
+            release_slot(&shared);
+            return Err(e);
+        }
+        // SAFETY: all four live in the control mapping, and the ring in the ring mapping;
+        // `shared` keeps both alive as long as the publisher holding these pointers. The
+        // ring's mapping was just made writable and stays so until `drop`, and this
+        // publisher holds its slot: it is the ring's one writer.
         let (progress, wake, room, sequence, ring) = unsafe {
             (
                 ShmPtr::new(&*shared.publisher_slot(slot).progress),
                 ShmPtr::new(&*shared.hot().wake),
                 ShmPtr::new(&*shared.hot().room),
                 ShmPtr::new(&*shared.hot().sequence),
-                ShmPtr::from_raw(shared.ring(slot).base()),
+                shared.ring(slot).view().writable(),
             )
         };
         let mut publisher = Publisher {
             ring,
-            mask: shared.capacity as u64 - 1,
             hot: CachePadded::new(WriteState {
                 tail,
                 limit: 0,
@@ -307,11 +314,15 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
         #[cfg(feature = "tokio")]
         self.reactor.release();
         if !self.shared.is_ours() {
-            // Inherited across fork(): the slot is the parent's.
+            // Inherited across fork(): the slot is the parent's, and so are its frames.
+            self.shared.ring(self.slot).make_read_only();
             return;
         }
         // The tail is reported before the slot is freed, so a successor starts after it.
         self.publish_progress();
+        // Read-only before the slot is free: once another process holds it, this one
+        // cannot write its frames.
+        self.shared.ring(self.slot).make_read_only();
         protocol::release_slot(&self.shared.publisher_slot(self.slot).holder.token);
         // Subscribers waiting for messages look again: this may have been the last publisher.
         crate::wait::wake_everyone(self.wake.get());

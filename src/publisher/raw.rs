@@ -4,11 +4,12 @@ use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use super::Publisher;
+use super::write::PayloadCopy;
 use crate::error::Result;
 use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Bytes;
-use crate::wire::frame::{self, Frame};
+use crate::message::Frame;
 
 impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     pub(super) fn check_len(&self, len: usize) -> Result<(), PublishError> {
@@ -47,11 +48,8 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         self.publish(
             1,
             Frame::<Bytes, M>::len(bytes.len()) as u64,
-            |_| bytes.len(),
-            |_, payload| {
-                // SAFETY: the reserved payload area holds `bytes.len()` bytes.
-                unsafe { frame::write_payload::<Bytes, M>(bytes.as_ptr(), payload, bytes.len()) }
-            },
+            |_| bytes,
+            PayloadCopy::CommitLineLast,
         )
     }
 
@@ -94,16 +92,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         }
         // Sliced to what is published, so indexing it inside the loop needs no bounds check.
         let messages = &messages[..count];
-        self.publish(
-            messages.len(),
-            frames,
-            |i| messages[i].as_ref().len(),
-            |i, payload| {
-                let bytes = messages[i].as_ref();
-                // SAFETY: the reserved payload area of frame `i` holds `bytes.len()` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
-            },
-        )?;
+        self.publish(messages.len(), frames, |i| messages[i].as_ref(), PayloadCopy::Plain)?;
         Ok(count)
     }
 
@@ -184,9 +173,10 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
                 max: self.len as u32,
             });
         }
-        let at = self.publisher.frame_at(self.pos);
         let sequence = self.publisher.take_sequence(1);
-        self.publisher.commit_frame(at, self.pos, len, sequence);
+        // SAFETY: the frame this claim reserved, `len` ≤ its reserved length, not
+        // committed; the claim is consumed, so nothing references it any more.
+        unsafe { self.publisher.commit_frame(self.pos, len, sequence) };
         self.publisher.publish_progress();
         Ok(())
     }
@@ -195,12 +185,12 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
 impl<M: Mode, K: Topology> Deref for ClaimBytes<'_, M, K> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: `len` bytes of initialised ring memory reserved for this claim.
+        // SAFETY: `len` bytes of initialised ring memory reserved for this claim, which
+        // nothing else references until it is committed or dropped.
         unsafe {
-            std::slice::from_raw_parts(
-                self.publisher.frame_at(self.pos).add(Frame::<Bytes, M>::HEADER),
-                self.len,
-            )
+            self.publisher
+                .ring
+                .payload_mut(self.pos, Frame::<Bytes, M>::SHAPE, self.len)
         }
     }
 }
@@ -209,10 +199,9 @@ impl<M: Mode, K: Topology> DerefMut for ClaimBytes<'_, M, K> {
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit.
         unsafe {
-            std::slice::from_raw_parts_mut(
-                self.publisher.frame_at(self.pos).add(Frame::<Bytes, M>::HEADER),
-                self.len,
-            )
+            self.publisher
+                .ring
+                .payload_mut(self.pos, Frame::<Bytes, M>::SHAPE, self.len)
         }
     }
 }

@@ -78,7 +78,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             return true;
         }
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
-        let limit = protocol::write_limit(self.hot.tail, self.window, self.mask + 1, K::FANOUT, cursors);
+        let limit = protocol::write_limit(self.hot.tail, self.window, self.ring.capacity(), K::FANOUT, cursors);
         !matches!(limit, Ok(limit) if limit < self.hot.wanted)
     }
 }

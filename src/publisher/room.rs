@@ -22,12 +22,12 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let shared = &*self.shared;
         let cursors = (0..shared.subscribers as usize).map(|subscriber| &**shared.cursor(subscriber, self.slot));
         let before = self.hot.limit;
-        self.hot.limit = protocol::write_limit(self.hot.tail, self.window, self.mask + 1, K::FANOUT, cursors).map_err(
+        self.hot.limit = protocol::write_limit(self.hot.tail, self.window, self.ring.capacity(), K::FANOUT, cursors).map_err(
             |protocol::BadCursor { subscriber, cursor }| {
                 let what = format!(
                     "subscriber {subscriber}'s cursor in ring {} is {cursor}, outside the {} bytes before the publisher's position {}",
                     self.slot,
-                    self.mask + 1,
+                    self.ring.capacity(),
                     self.hot.tail
                 );
                 PublishError::from(self.fault.corrupt(shared, what))

@@ -4,11 +4,11 @@ use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use super::Publisher;
+use super::write::PayloadCopy;
 use crate::error::Result;
 use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
-use crate::message::Message;
-use crate::wire::frame::{self, Frame};
+use crate::message::{Frame, Message};
 
 impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// Copies `message` into the ring and publishes it. Returns
@@ -37,17 +37,13 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// ```
     #[inline]
     pub fn offer(&mut self, message: &T) -> Result<(), PublishError> {
+        // `as_bytes` (zerocopy's `IntoBytes`: no padding) views the message as its
+        // `size_of::<T>()` initialised bytes.
         self.publish(
             1,
             Frame::<T, M>::len(size_of::<T>()) as u64,
-            |_| size_of::<T>(),
-            |_, payload| {
-                // `as_bytes` (zerocopy's `IntoBytes`: no padding) views the message as its
-                // `size_of::<T>()` initialised bytes.
-                let bytes = message.as_bytes();
-                // SAFETY: the payload area is `size_of::<T>()` = `bytes.len()` bytes.
-                unsafe { frame::write_payload::<T, M>(bytes.as_ptr(), payload, bytes.len()) }
-            },
+            |_| message.as_bytes(),
+            PayloadCopy::CommitLineLast,
         )
     }
 
@@ -83,12 +79,8 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
         self.publish(
             messages.len(),
             frame * messages.len() as u64,
-            |_| size_of::<T>(),
-            |i, payload| {
-                let bytes = messages[i].as_bytes();
-                // SAFETY: as in `offer`, for message `i` of the batch.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), payload, bytes.len()) }
-            },
+            |i| messages[i].as_bytes(),
+            PayloadCopy::Plain,
         )?;
         Ok(count)
     }
@@ -192,9 +184,10 @@ pub struct Claim<'a, T: Message, M: Mode, K: Topology> {
 impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
     /// Publishes the message (taking its global sequence number now, in Ordered mode).
     pub fn commit(self) {
-        let at = self.publisher.frame_at(self.pos);
         let sequence = self.publisher.take_sequence(1);
-        self.publisher.commit_frame(at, self.pos, self.len, sequence);
+        // SAFETY: the frame this claim reserved, written through it and not committed;
+        // the claim is consumed, so nothing references it any more.
+        unsafe { self.publisher.commit_frame(self.pos, self.len, sequence) };
         self.publisher.publish_progress();
     }
 }
@@ -206,7 +199,7 @@ impl<T: Message, M: Mode, K: Topology> Deref for Claim<'_, T, M, K> {
         // to at least `align_of::<T>()`), `size_of::<T>()` bytes of initialised memory, and
         // `T: FromBytes` (a `Message` supertrait) accepts any bit pattern. A raw cast, not
         // zerocopy's `ref_from_bytes`: that would check at run time what is known here.
-        unsafe { &*self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
+        unsafe { self.publisher.ring.payload_as::<T>(self.pos, Frame::<T, M>::SHAPE) }
     }
 }
 
@@ -215,6 +208,6 @@ impl<T: Message, M: Mode, K: Topology> DerefMut for Claim<'_, T, M, K> {
         // SAFETY: as in `deref`; the reservation is exclusive to this claim until commit,
         // and `T: IntoBytes` means whatever is written through it leaves no uninitialised
         // bytes in the frame.
-        unsafe { &mut *self.publisher.frame_at(self.pos).add(Frame::<T, M>::HEADER).cast::<T>() }
+        unsafe { self.publisher.ring.payload_as_mut::<T>(self.pos, Frame::<T, M>::SHAPE) }
     }
 }

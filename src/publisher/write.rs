@@ -7,11 +7,10 @@ use super::Publisher;
 use crate::error::Result;
 use crate::handle_error::PublishError;
 use crate::kind::{GlobalOrder, Mode, Topology};
-use crate::message::Payload;
-use crate::prefetch;
+use crate::message::{Frame, Payload};
 use crate::protocol;
 use crate::wait;
-use crate::wire::frame::{self, Frame};
+use crate::wire::frame;
 
 /// How far ahead of its frames a publisher prefetches ring lines for writing, and in
 /// blocks of how many bytes: 1–4 KiB ahead gave the same throughput (2 KiB is about 25
@@ -23,14 +22,6 @@ const PREFETCH_BLOCK: u64 = 1024;
 const LINE: u64 = 64;
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
-    /// Address of the frame at `pos`.
-    #[inline(always)]
-    pub(super) fn frame_at(&self, pos: u64) -> *mut u8 {
-        // SAFETY: `pos & mask` < capacity, and the ring is mapped twice in a row, so the
-        // frame (at most `window` ≤ capacity bytes) lies inside the double view.
-        unsafe { self.ring.as_ptr().add((pos & self.mask) as usize) }
-    }
-
     /// Asks for ownership of ring lines ahead of the frames at `start..end`: whenever
     /// they enter a new `PREFETCH_BLOCK` of the ring, every line of the block
     /// `PREFETCH_AHEAD` bytes further (no further than the write limit). By the time frames
@@ -58,7 +49,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             let mut line = block * PREFETCH_BLOCK + PREFETCH_AHEAD;
             let block_end = (line + PREFETCH_BLOCK).min(stop);
             while line < block_end {
-                prefetch::for_write(self.frame_at(line));
+                self.ring.prefetch_for_write(line);
                 line += LINE;
             }
         }
@@ -83,26 +74,17 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         )
     }
 
-    /// Commits the written frame at `at`, position `pos`.
-    ///
-    /// # Safety
-    /// `at` must be the start of the frame at `pos` that this publisher reserved and whose
-    /// header and payload it has written.
-    #[inline(always)]
-    pub(super) unsafe fn commit_at(at: *mut u8, pos: u64) {
-        // SAFETY: an 8-aligned frame start inside the ring (caller).
-        protocol::commit_frame(unsafe { frame::commit_word_at(at) }, pos);
-    }
-
     /// Writes the header of the frame at `pos` and commits it; the payload is already in
     /// place. Does not publish progress or wake anyone.
+    ///
+    /// # Safety
+    /// The frame at `pos` (of `len` payload bytes) must be the one this publisher reserved
+    /// and has not committed, so no subscriber references it.
     #[inline(always)]
-    pub(super) fn commit_frame(&mut self, at: *mut u8, pos: u64, len: usize, sequence: u64) {
-        // SAFETY: `at` is the start of the frame this publisher reserved at `pos`, not yet
-        // committed, so no subscriber reads its header.
-        unsafe { frame::write_header::<M>(at, len, sequence) };
-        // SAFETY: the same frame, header now written and payload already in place.
-        unsafe { Self::commit_at(at, pos) };
+    pub(super) unsafe fn commit_frame(&mut self, pos: u64, len: usize, sequence: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { self.ring.write_header(pos, Frame::<T, M>::SHAPE, len, sequence) };
+        protocol::commit_frame(self.ring.commit_word(pos), pos);
         self.hot.tail = pos + Frame::<T, M>::len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
         self.hot.published = self.hot.published.wrapping_add(1);
@@ -121,50 +103,64 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         wait::wake_subscribers(self.wake.get(), self.barrier_reaches_us);
     }
 
-    /// Publishes frames of `len(i)` payload bytes written by `write(i, payload)`, for
-    /// `i < count`, as one batch: one reservation, one sequence range, one progress update.
-    /// `frames` is the bytes the `count` frames occupy (the sum of `Frame::len(len(i))`),
-    /// which every caller already knows.
+    /// Publishes the `count` messages whose bytes `message(i)` gives, as one batch: one
+    /// reservation, one sequence range, one progress update. `frames` is the bytes the
+    /// frames occupy (the sum of `Frame::len` of each message's length), which every caller
+    /// already knows. `copy` says how the payloads are written: a single message with its
+    /// commit line last, a batch's (committed only once all are written) in one copy each.
     #[inline(always)]
-    pub(super) fn publish(
+    pub(super) fn publish<'m>(
         &mut self,
         count: usize,
         frames: u64,
-        len: impl Fn(usize) -> usize,
-        mut write: impl FnMut(usize, *mut u8),
+        message: impl Fn(usize) -> &'m [u8],
+        copy: PayloadCopy,
     ) -> Result<(), PublishError> {
         let start = self.reserve(frames)?;
         let first = self.take_sequence(count as u64);
-        // The ring's base and mask in locals: the frame writes go through raw pointers the
-        // compiler cannot tell apart from `self`, so it would reload both for every frame.
-        let (ring, mask) = (self.ring.as_ptr(), self.mask);
-        // The same address as `Self::frame_at` (which argues why it lies in the ring).
-        let frame_at = |pos: u64| ring.wrapping_add((pos & mask) as usize);
+        // In a local: the frame writes go through raw pointers the compiler cannot tell
+        // apart from `self`, so it would reload the view for every frame.
+        let ring = self.ring;
+        let shape = Frame::<T, M>::SHAPE;
         // Write every frame first and commit them all after, in order: the commits then
         // land back to back on lines this core already owns, so a subscriber polling the
         // next commit word does not pull lines away while they are still being written.
         let mut pos = start;
         for i in 0..count {
-            let at = frame_at(pos);
-            // SAFETY: the payload starts HEADER bytes into a frame inside the reservation.
-            write(i, unsafe { at.add(Frame::<T, M>::HEADER) });
-            // Wrapping: a hostile peer may have set the shared counter anywhere.
-            // SAFETY: `at` starts a frame inside the reservation, committed only below.
-            unsafe { frame::write_header::<M>(at, len(i), first.wrapping_add(i as u64)) };
-            pos += Frame::<T, M>::len(len(i)) as u64;
+            let bytes = message(i);
+            // SAFETY: the frames from `start` on, `frames` bytes in all, are reserved by
+            // this publisher (`reserve`) and none is committed yet; frame `i` holds
+            // `bytes.len()` payload bytes, as the caller counted them into `frames`.
+            unsafe {
+                match copy {
+                    PayloadCopy::CommitLineLast => ring.write_payload(pos, shape, bytes),
+                    PayloadCopy::Plain => ring.copy_payload(pos, shape, bytes),
+                }
+                // Wrapping: a hostile peer may have set the shared counter anywhere.
+                ring.write_header(pos, shape, bytes.len(), first.wrapping_add(i as u64));
+            }
+            pos += Frame::<T, M>::len(bytes.len()) as u64;
         }
         debug_assert_eq!(pos - start, frames, "the caller's frame bytes");
         let mut pos = start;
         for i in 0..count {
-            // SAFETY: each frame of the reservation, written in the loop above.
-            unsafe { Self::commit_at(frame_at(pos), pos) };
-            pos += Frame::<T, M>::len(len(i)) as u64;
+            protocol::commit_frame(ring.commit_word(pos), pos);
+            pos += Frame::<T, M>::len(message(i).len()) as u64;
         }
         self.hot.tail = pos;
         self.hot.published = self.hot.published.wrapping_add(count as u64);
         self.publish_progress();
         Ok(())
     }
+}
+
+/// How `Publisher::publish` copies payloads into their frames.
+#[derive(Clone, Copy)]
+pub(super) enum PayloadCopy {
+    /// The line holding the commit word last (`Ring::write_payload`): a single message.
+    CommitLineLast,
+    /// One `memcpy` each: a batch.
+    Plain,
 }
 
 /// Most numbers one `publish_gap` call declares lost: far below the counter's range, so a
@@ -217,11 +213,9 @@ impl<T: Payload, M: GlobalOrder, K: Topology> Publisher<T, M, K> {
         let len = Frame::<T, M>::len(frame::HOLE_LEN) as u64;
         let pos = self.reserve(len)?;
         let first = self.take_sequence(count);
-        let at = self.frame_at(pos);
-        // SAFETY: `at` starts the frame of `len` bytes just reserved, not yet committed.
-        unsafe { frame::write_hole::<T, M>(at, first, count) };
-        // SAFETY: the same frame, now written.
-        unsafe { Self::commit_at(at, pos) };
+        // SAFETY: the frame of `len` bytes just reserved, not yet committed.
+        unsafe { self.ring.write_hole(pos, Frame::<T, M>::SHAPE, first, count) };
+        protocol::commit_frame(self.ring.commit_word(pos), pos);
         self.hot.tail = pos + len;
         // Not a message: `published` stays as it is.
         self.publish_progress();

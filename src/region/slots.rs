@@ -7,7 +7,7 @@ use super::Shared;
 use crate::error::{Error, Result, Role};
 use crate::platform::{self, Identity};
 use crate::protocol;
-use crate::wire::frame;
+use crate::wire::frame::Shape;
 use crate::wire::layout::{CURSOR_IDLE, Holder, MAX_POSITION, SLOT_FREE};
 
 /// How often a claim looks again at a slot whose holder word changed under it.
@@ -126,19 +126,16 @@ impl Shared {
 
     /// Recovers the true end of ring `publisher`: the reported tail, plus any frames a
     /// previous holder committed but died before reporting.
-    pub(crate) fn recover_tail(&self, publisher: usize) -> Result<u64> {
+    pub(crate) fn recover_tail(&self, publisher: usize, shape: Shape) -> Result<u64> {
         let tail = self.publisher_slot(publisher).progress.tail.load(Ordering::Acquire);
-        let ring = self.ring(publisher).base();
         if !tail.is_multiple_of(self.frame_align as u64) || tail >= MAX_POSITION {
             return Err(Error::corrupt(
                 &self.name,
                 format!("ring {publisher} reports tail {tail}, which is not a frame-aligned position"),
             ));
         }
-        let geometry = (self.max_message_len, self.header_len, self.frame_align);
-        // SAFETY: the ring is mapped for as long as `self`, `capacity` is its validated size,
-        // and `tail` was just checked to be frame-aligned (frames align to at least 8).
-        let tail = unsafe { frame::committed_end(ring, self.capacity, tail, geometry, crate::protocol::is_committed) };
-        Ok(tail)
+        // SAFETY: the view is used only here, while `self` keeps the ring mapped.
+        let ring = unsafe { self.ring(publisher).view() };
+        Ok(ring.committed_end(tail, shape, self.max_message_len, crate::protocol::is_committed))
     }
 }

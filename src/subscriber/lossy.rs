@@ -138,10 +138,10 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
         }
     }
 
-    /// Finds the next message, copying its payload to `dst` (room for `dst_len` bytes).
-    fn next(&mut self, dst: *mut u8, dst_len: usize) -> Result<Option<Next>, ReceiveError> {
+    /// Finds the next message, copying (up to `dst.len()` bytes of) its payload to `dst`.
+    fn next(&mut self, dst: &mut [u8]) -> Result<Option<Next>, ReceiveError> {
         self.inner.check_usable()?;
-        let found = self.find_copy(dst, dst_len)?;
+        let found = self.find_copy(dst)?;
         // What was read may be zero pages now (truncated, or a fork child's).
         self.inner.check_usable()?;
         if found.is_some() {
@@ -162,7 +162,7 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
                 return Err(inner.fault.record(&inner.shared, error).into());
             }
             if M::ORDERED && inner.find_lossy_gap()? {
-                return self.find_copy(dst, dst_len);
+                return self.find_copy(dst);
             }
         }
         if !inner.publishers_gone(due) {
@@ -173,19 +173,19 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
         if M::ORDERED && !due {
             inner.find_lossy_gap()?;
         }
-        if let Some(next) = self.find_copy(dst, dst_len)? {
+        if let Some(next) = self.find_copy(dst)? {
             return Ok(Some(next));
         }
         Err(self.inner.disconnected())
     }
 
     /// The search of `next`, counting what overruns skipped (FIFO).
-    fn find_copy(&mut self, dst: *mut u8, dst_len: usize) -> Result<Option<Next>, ReceiveError> {
+    fn find_copy(&mut self, dst: &mut [u8]) -> Result<Option<Next>, ReceiveError> {
         if M::ORDERED {
-            return self.inner.next_lossy_ordered(dst, dst_len);
+            return self.inner.next_lossy_ordered(dst);
         }
         let (losses, missed_before) = (&mut self.losses, &mut self.missed_before);
-        self.inner.next_lossy_fifo(dst, dst_len, |inner, skipped| {
+        self.inner.next_lossy_fifo(dst, |inner, skipped| {
             let Skipped {
                 ring,
                 positions,
@@ -314,8 +314,7 @@ impl<T: Message, M: Mode> LossySubscriber<T, M> {
     /// Never waits, and never hands out a message a publisher was overwriting.
     pub fn try_recv(&mut self) -> Result<Option<Copied<T, M>>, ReceiveError> {
         let mut value = T::new_zeroed();
-        let bytes = value.as_mut_bytes();
-        let Some(next) = self.next(bytes.as_mut_ptr(), bytes.len())? else {
+        let Some(next) = self.next(value.as_mut_bytes())? else {
             return Ok(None);
         };
         Ok(Some(self.deliver(next, value)))
@@ -338,7 +337,7 @@ impl<M: Mode> LossySubscriber<Bytes, M> {
     /// [`ReceiveError::BufferTooSmall`] (a buffer of the channel's `max_message_size`
     /// always fits).
     pub fn try_recv_into(&mut self, buffer: &mut [u8]) -> Result<Option<Copied<usize, M>>, ReceiveError> {
-        let Some(next) = self.next(buffer.as_mut_ptr(), buffer.len())? else {
+        let Some(next) = self.next(buffer)? else {
             return Ok(None);
         };
         if next.len > buffer.len() {

@@ -31,6 +31,7 @@ use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
 use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUBSCRIBER_TETHERED, ShmPtr, WakeWord};
+use crate::wire::ring::{ReadOnly, Ring};
 
 mod health;
 mod lossy;
@@ -47,7 +48,8 @@ pub use received::{MessageInfo, Received, ReceivedBytes};
 
 /// This subscriber's state for one publisher ring.
 struct Reader {
-    base: ShmPtr<u8>,
+    /// The ring, as this process maps every ring it does not write: read-only.
+    ring: Ring<ReadOnly>,
     /// Position of the next frame to read.
     head: u64,
     /// Position last stored to the shared cursor.
@@ -147,7 +149,8 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     readers: Box<[Reader]>,
     /// FIFO fanout: one per reader (`RingCount`).
     counts: Box<[RingCount]>,
-    mask: u64,
+    /// Bytes in one view of each ring.
+    capacity: u64,
     max_len: usize,
     fixed_len: Option<usize>,
     release_every: u64,
@@ -227,7 +230,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             slot,
             readers: Box::default(),
             counts: Box::default(),
-            mask: shared.capacity as u64 - 1,
+            capacity: shared.capacity as u64,
             max_len: shared.max_message_len,
             fixed_len: shared.fixed_len,
             release_every: (shared.window as u64 / 4).max(1),
@@ -329,7 +332,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             readers.push(Reader {
                 // SAFETY: the ring and control mappings live as long as `shared`, which
                 // this subscriber holds.
-                base: unsafe { ShmPtr::from_raw(shared.ring(ring).base()) },
+                ring: unsafe { shared.ring(ring).view() },
                 head,
                 released: head,
                 // SAFETY: as above.
@@ -377,6 +380,21 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Replaces the strategy blocking receives wait with (default [`Adaptive`]).
     pub fn set_wait_strategy(&mut self, strategy: impl WaitStrategy + 'static) {
         self.strategy = Some(Box::new(strategy));
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// Writes one byte through this process's mapping of ring `ring`, for tests of the
+    /// mappings' protection: the process faults (SIGSEGV) unless a publisher of this
+    /// process holds that ring's slot. Not API.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn write_through_ring_mapping(&self, ring: usize) {
+        let last = self.shared.ring(ring).base().wrapping_add(self.shared.capacity - 1);
+        // SAFETY: the last byte of the ring's first view, inside the mapping `shared` keeps;
+        // no reference covers it and a test hook's write may only garble the test's own
+        // channel. Whether the mapping lets it through is what the caller tests.
+        unsafe { last.write_volatile(0xa5) };
     }
 }
 

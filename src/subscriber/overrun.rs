@@ -7,13 +7,13 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::health::publisher_view;
-use super::{Next, RingCount, Subscriber};
+use super::{Next, Reader, RingCount, Subscriber};
 use crate::error::{Error, Result};
 use crate::handle_error::ReceiveError;
 use crate::kind::{Fanout, Mode, Topology};
-use crate::message::Payload;
+use crate::message::{Frame, Payload};
 use crate::protocol::{self, Head, RingHeads};
-use crate::wire::frame::{self, Frame};
+use crate::wire::frame;
 use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION};
 
 /// Most overruns one receive recovers from before it returns, so a publisher lapping the
@@ -43,31 +43,9 @@ pub(super) struct Skipped {
     pub messages: u64,
 }
 
-/// Copies `len` bytes that a publisher may be overwriting: word by word with volatile
-/// reads, never through a reference, so a torn copy is only ever a wrong value, which the
-/// frontier check then throws away.
-///
-/// # Safety
-/// `src` must be 8-aligned and readable for `len` bytes, `dst` writable for `len` bytes.
-unsafe fn copy_volatile(src: *const u8, dst: *mut u8, len: usize) {
-    let words = len / 8;
-    for word in 0..words {
-        // SAFETY: word `word` lies inside both ranges; `src` is 8-aligned (caller).
-        unsafe {
-            let value = src.add(word * 8).cast::<u64>().read_volatile();
-            dst.add(word * 8).cast::<u64>().write_unaligned(value);
-        }
-    }
-    for byte in words * 8..len {
-        // SAFETY: `byte < len`, so it lies inside the `len` readable bytes at `src` and the
-        // `len` writable bytes at `dst` (caller); a byte access needs no alignment.
-        unsafe { dst.add(byte).write(src.add(byte).read_volatile()) };
-    }
-}
-
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     fn capacity(&self) -> u64 {
-        self.mask + 1
+        self.capacity
     }
 
     /// FIFO: how many messages lie before the head of `ring`, from its mark.
@@ -154,14 +132,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 let mut frames = 0;
                 let mut pos = from;
                 while pos < to {
-                    // SAFETY: `pos & mask` < capacity, 8-aligned: a frame start in the first view.
-                    let at = unsafe { self.readers[ring].base.as_ptr().add((pos & self.mask) as usize) };
-                    // SAFETY: as above.
-                    if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, pos) {
+                    let view = self.readers[ring].ring;
+                    if !protocol::is_committed(view.commit_word(pos), pos) {
                         return Ok(None); // overwritten under us (checked below), or torn
                     }
-                    // SAFETY: a committed frame's length field, inside the double view.
-                    let len = unsafe { frame::read_len(at) }.min(self.max_len);
+                    let len = view.len_at(pos).min(self.max_len);
                     pos += Frame::<T, M>::len(len) as u64;
                     frames += 1;
                 }
@@ -187,40 +162,31 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         &self.shared.publisher_slot(ring).overwrite.frontier
     }
 
-    /// The frame at the head of `ring`: its header read and up to `dst_len` bytes of its
+    /// The frame at the head of `ring`: its header read and up to `dst.len()` bytes of its
     /// payload copied to `dst`, then checked against the frontier; validated only once it
     /// is known not to be torn.
-    pub(super) fn look(&self, ring: usize, dst: *mut u8, dst_len: usize) -> Result<Look, ReceiveError> {
-        let head = self.readers[ring].head;
-        // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the frame starts
-        // inside the first view, its commit word aligned.
-        let at = unsafe { self.readers[ring].base.as_ptr().add((head & self.mask) as usize) };
-        // SAFETY: as above.
-        if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, head) {
+    pub(super) fn look(&self, ring: usize, dst: &mut [u8]) -> Result<Look, ReceiveError> {
+        let Reader { ring: view, head, .. } = self.readers[ring];
+        if !protocol::is_committed(view.commit_word(head), head) {
             // Not this lap's frame: not written yet, or already overwritten by a later lap.
             let lapped = protocol::overwritten(self.frontier(ring), head, self.capacity());
             return Ok(if lapped { Look::Overrun } else { Look::Empty });
         }
-        // SAFETY: a frame inside the double view, committed when we looked; any of it may
-        // be overwritten since, which the frontier check below catches.
-        let (len, sequence, flags) = unsafe { frame::read_header::<M>(at) };
-        let hole = flags == frame::FLAG_HOLE && len == frame::HOLE_LEN;
-        let lost = if hole {
-            // SAFETY: a frame whose flags say hole and whose length is HOLE_LEN has its
-            // count inside it, in the double view.
-            unsafe { frame::read_hole_count::<T, M>(at) }
-        } else {
-            0
-        };
+        // Committed when we looked; any of it may be overwritten since, which the frontier
+        // check below catches. Every word is read atomically (`wire::ring`), so a racing
+        // overwrite gives wrong values, which that check throws away, never a torn read of
+        // a field or undefined behaviour.
+        let shape = Frame::<T, M>::SHAPE;
+        let header = view.racing_header(head, shape);
+        let hole = header.flags == frame::FLAG_HOLE && header.len == frame::HOLE_LEN;
+        let lost = if hole { view.hole_count(head, shape) } else { 0 };
         // Never past the channel's maximum, which the double view holds.
-        let copy = len.min(self.max_len).min(dst_len);
-        // SAFETY: the payload starts HEADER bytes into the frame, 8-aligned, and `copy`
-        // bytes of it lie inside the double view; `dst` has room for `dst_len` (caller).
-        unsafe { copy_volatile(at.add(Frame::<T, M>::HEADER), dst, copy) };
+        let copy = header.len.min(self.max_len).min(dst.len());
+        view.copy_out(head, shape, &mut dst[..copy]);
         if protocol::overwritten(self.frontier(ring), head, self.capacity()) {
             return Ok(Look::Overrun);
         }
-        self.checked_head(ring, len, sequence, flags, || lost).map(Look::Frame)
+        self.checked_head(ring, header, || lost).map(Look::Frame)
     }
 
     /// Ring `ring` was overrun: moves its head to the publisher's mark, a frame boundary
@@ -255,12 +221,11 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         })
     }
 
-    /// Lossy FIFO: the next message, its payload copied to `dst` (room for `dst_len`),
+    /// Lossy FIFO: the next message, its payload copied to `dst` (as much as fits),
     /// rings taken round robin; overruns are recovered from and passed to `skipped`.
     pub(super) fn next_lossy_fifo(
         &mut self,
-        dst: *mut u8,
-        dst_len: usize,
+        dst: &mut [u8],
         mut skipped: impl FnMut(&mut Self, Skipped),
     ) -> Result<Option<Next>, ReceiveError> {
         let rings = self.readers.len();
@@ -269,7 +234,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         for step in 0..rings {
             let ring = (first + step) % rings;
             loop {
-                match self.look(ring, dst, dst_len)? {
+                match self.look(ring, &mut *dst)? {
                     Look::Frame(Head { len, .. }) => {
                         self.hot.current.set(ring);
                         return Ok(Some(Next {
@@ -300,7 +265,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
     /// Lossy Ordered: the message numbered next (or the first after numbers found lost),
     /// its payload copied to `dst`. An overrun ring restarts at its mark, and the numbers
     /// it skipped become a gap as soon as nothing can still deliver them.
-    pub(super) fn next_lossy_ordered(&mut self, dst: *mut u8, dst_len: usize) -> Result<Option<Next>, ReceiveError> {
+    pub(super) fn next_lossy_ordered(&mut self, dst: &mut [u8]) -> Result<Option<Next>, ReceiveError> {
         for _ in 0..MAX_RECOVERIES {
             let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
             let found = protocol::next_in_order(&mut LossyHeads(self), rings, current, wanted, MAX_SKIPS_PER_SEARCH);
@@ -308,7 +273,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
                 Ok(None) => return Ok(None),
                 Err(Fault::Receive(error)) => return Err(error),
                 Err(Fault::Overrun(ring)) => ring,
-                Ok(Some((ring, head))) => match self.look(ring, dst, dst_len)? {
+                Ok(Some((ring, head))) => match self.look(ring, &mut *dst)? {
                     Look::Frame(copied) if copied == head => {
                         self.hot.current.set(ring);
                         return Ok(Some(Next {
@@ -365,11 +330,8 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
     pub(super) fn any_ready_lossy(&self) -> bool {
         (M::ORDERED && self.shared.hot().sequence.load(Ordering::Relaxed) > self.next_sequence)
             || (0..self.readers.len()).any(|ring| {
-                let head = self.readers[ring].head;
-                // SAFETY: as in `look`: an aligned frame start in the first view.
-                let at = unsafe { self.readers[ring].base.as_ptr().add((head & self.mask) as usize) };
-                // SAFETY: as above.
-                protocol::is_committed(unsafe { frame::commit_word_at(at) }, head)
+                let Reader { ring: view, head, .. } = self.readers[ring];
+                protocol::is_committed(view.commit_word(head), head)
                     || protocol::overwritten(self.frontier(ring), head, self.capacity())
             })
     }
@@ -399,7 +361,7 @@ impl<T: Payload, M: Mode> RingHeads for LossyHeads<'_, T, M> {
     type Error = Fault;
 
     fn head(&self, ring: usize) -> Result<Option<Head>, Fault> {
-        match self.0.look(ring, std::ptr::null_mut(), 0).map_err(Fault::Receive)? {
+        match self.0.look(ring, &mut []).map_err(Fault::Receive)? {
             Look::Empty => Ok(None),
             Look::Overrun => Err(Fault::Overrun(ring)),
             Look::Frame(head) => Ok(Some(head)),

@@ -3,46 +3,28 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Next, Subscriber};
+use super::{Next, Reader, Subscriber};
 use crate::error::Result;
 use crate::handle_error::ReceiveError;
 use crate::kind::{Mode, Topology};
-use crate::message::Payload;
-use crate::prefetch;
+use crate::message::{Frame, Payload};
 use crate::protocol::{self, Head};
-use crate::wire::frame::{self, Frame};
+use crate::wire::frame::{self, RawHeader};
 use crate::wire::layout::CURSOR_UNTETHERED;
-
-/// Asks for the cache line after the one holding the commit word at `at`, where most of a
-/// frame's payload lies, so that when the commit arrives both lines are already in flight
-/// instead of one after the other.
-#[inline(always)]
-fn prefetch_payload_line(at: *const u8) {
-    prefetch::for_read(at.wrapping_add(64 - (at as usize & 63)));
-}
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The committed frame at the head of ring `ring`, if any.
     #[inline(always)]
     pub(super) fn peek(&self, ring: usize) -> Result<Option<Head>, ReceiveError> {
-        let reader = &self.readers[ring];
-        // SAFETY: `head & mask` < capacity and frames are 8-aligned, so the commit word is
-        // inside the first view and aligned for AtomicU64.
-        let at = unsafe { reader.base.as_ptr().add((reader.head & self.mask) as usize) };
-        prefetch_payload_line(at);
-        // SAFETY: see above.
-        if !protocol::is_committed(unsafe { frame::commit_word_at(at) }, reader.head) {
+        let Reader { ring: view, head, .. } = self.readers[ring];
+        view.prefetch_payload(head);
+        if !protocol::is_committed(view.commit_word(head), head) {
             return Ok(None);
         }
-        // SAFETY: a committed frame inside the double view; the commit made its header
-        // visible.
-        let (len, sequence, flags) = unsafe { frame::read_header::<M>(at) };
-        let lost = || {
-            // SAFETY: called only for a frame whose flags say hole and whose length is
-            // HOLE_LEN, so its count lies inside the frame, in the double view.
-            unsafe { frame::read_hole_count::<T, M>(at) }
-        };
-        self.checked_head(ring, len, sequence, flags, lost).map(Some)
+        // The commit, loaded with Acquire, made the header visible.
+        let header = view.header(head, Frame::<T, M>::SHAPE);
+        let lost = || view.hole_count(head, Frame::<T, M>::SHAPE);
+        self.checked_head(ring, header, lost).map(Some)
     }
 
     /// Validates the header read at the head of `ring`, as any value read from shared
@@ -52,9 +34,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub(super) fn checked_head(
         &self,
         ring: usize,
-        len: usize,
-        sequence: u64,
-        flags: u32,
+        RawHeader { len, sequence, flags }: RawHeader,
         lost: impl FnOnce() -> u64,
     ) -> Result<Head, ReceiveError> {
         if flags != 0 {
@@ -233,16 +213,34 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.wake_publishers();
     }
 
+    /// The payload of the frame `next` at the head of ring `next.ring`, borrowed in place.
+    ///
+    /// # Safety
+    /// `next` must be what a search (`find`, `peek`) returned for the ring's current head,
+    /// and the head must not have moved since: then the frame is committed, its length was
+    /// validated against the geometry (which bounds it inside the double view), and the
+    /// cursor holds publishers off it while `self` is borrowed.
     #[inline(always)]
-    pub(super) fn payload(&self, ring: usize) -> *const u8 {
-        let reader = &self.readers[ring];
-        // SAFETY: the committed frame at `head` lies inside the double view (its length
-        // was validated against the maximum, which fits the window ≤ capacity).
-        unsafe {
-            reader
-                .base
-                .as_ptr()
-                .add((reader.head & self.mask) as usize + Frame::<T, M>::HEADER)
-        }
+    pub(super) unsafe fn payload(&self, next: Next) -> &[u8] {
+        let Reader { ring, head, .. } = self.readers[next.ring];
+        // SAFETY: the caller's contract is `Ring::payload`'s.
+        unsafe { ring.payload(head, Frame::<T, M>::SHAPE, next.len) }
+    }
+
+    /// The payload of the frame `next` of a typed channel, as a `T`.
+    ///
+    /// # Safety
+    /// As for [`Subscriber::payload`].
+    #[inline(always)]
+    pub(super) unsafe fn message(&self, next: Next) -> &T
+    where
+        T: crate::message::Message,
+    {
+        let Reader { ring, head, .. } = self.readers[next.ring];
+        // SAFETY: as in `payload`, with the length validated to be exactly
+        // `size_of::<T>()`; frames of `T` are aligned to `align_of::<T>()`, and
+        // `T: FromBytes + Immutable` (`Message` supertraits) accepts any bytes and has no
+        // interior mutability behind the shared view.
+        unsafe { ring.payload_as::<T>(head, Frame::<T, M>::SHAPE) }
     }
 }

@@ -144,13 +144,11 @@ impl<T: Payload, M: Mode, K: Topology> Received<'_, T, M, K> {
 impl<T: Message, M: Mode, K: Topology> Deref for Received<'_, T, M, K> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: a committed, validated frame of exactly `size_of::<T>()` bytes, aligned
-        // for `T`; `T: FromBytes + Immutable` (`Message` supertraits) accepts any bit
-        // pattern and has no interior mutability behind this shared view; publishers do
-        // not overwrite it before we release it (crate docs, "What a borrowed message
-        // assumes about peers"). A raw cast, as zerocopy's checked one would test the
-        // alignment again on every receive.
-        unsafe { &*self.subscriber.payload(self.next.ring).cast::<T>() }
+        // SAFETY: `next` is what the search that made this view returned, and the head
+        // moves only when the view is dropped (peers' part: crate docs, "What a borrowed
+        // message assumes about peers"). A raw cast, as zerocopy's checked one would test
+        // the alignment again on every receive.
+        unsafe { self.subscriber.message(self.next) }
     }
 }
 
@@ -167,9 +165,7 @@ pub type ReceivedBytes<'a, M, K> = Received<'a, Bytes, M, K>;
 impl<M: Mode, K: Topology> Deref for Received<'_, Bytes, M, K> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: a committed frame whose validated length lies inside the double view;
-        // publishers do not overwrite it before we release it (the peers
-        // assumption in the crate docs, "What a borrowed message assumes about peers").
-        unsafe { std::slice::from_raw_parts(self.subscriber.payload(self.next.ring), self.next.len) }
+        // SAFETY: as for the typed view.
+        unsafe { self.subscriber.payload(self.next) }
     }
 }

@@ -209,12 +209,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
-            // SAFETY: the payload is a committed, validated frame of exactly
-            // `size_of::<T>()` bytes, aligned for `T`; `T: FromBytes + Immutable`
-            // (`Message` supertraits) accepts any bit pattern; peers do not write it
-            // before we release it (crate docs, "What a borrowed message
-            // assumes about peers").
-            handle(Self::info(next), unsafe { &*self.payload(next.ring).cast::<T>() });
+            // SAFETY: `find` just returned `next` and the head moves only below (peers'
+            // part: crate docs, "What a borrowed message assumes about peers").
+            handle(Self::info(next), unsafe { self.message(next) });
             self.advance(next);
             count += 1;
         }
@@ -249,12 +246,8 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
-            // SAFETY: the payload is a committed frame whose validated length lies inside
-            // the double view; peers do not write it before we release it (crate docs,
-            // "What a borrowed message assumes about peers").
-            handle(Self::info(next), unsafe {
-                std::slice::from_raw_parts(self.payload(next.ring), next.len)
-            });
+            // SAFETY: as in the typed `poll`.
+            handle(Self::info(next), unsafe { self.payload(next) });
             self.advance(next);
             count += 1;
         }

@@ -1,4 +1,5 @@
-//! The frame format: the only code that knows what a frame looks like in a ring.
+//! The frame format: the only code that knows what a frame looks like in a ring. Reading
+//! and writing frames in place is `super::ring`'s job.
 //!
 //! ```text
 //! +0   commit  u64   position ^ COMMIT_KEY, stored last with Release
@@ -16,11 +17,6 @@
 //! aligned) and occupies `HEADER + payload` rounded up to that alignment. The ordering of
 //! the commit word's store and load is `crate::protocol::ring`'s.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use crate::kind::Mode;
-use crate::message::Payload;
-
 /// A frame is committed when its first word equals its position XOR this key. The top bit
 /// is set, so no reachable position maps to 0 and zeroed memory never looks committed.
 pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
@@ -28,13 +24,19 @@ pub(crate) const COMMIT_KEY: u64 = 0xA5C3_5A3C_96E1_69F0;
 /// Byte offset of the length field inside a frame.
 pub(crate) const LEN_OFFSET: usize = 8;
 /// Byte offset of the flags word.
-const FLAGS_OFFSET: usize = 12;
+pub(crate) const FLAGS_OFFSET: usize = 12;
 /// The flags of a hole frame; every other value but 0 is corrupt.
 pub(crate) const FLAG_HOLE: u32 = 1;
 /// The length field (and payload length) of a hole frame: its `u64` count.
 pub(crate) const HOLE_LEN: usize = 8;
 /// Byte offset of the global sequence inside an ordered frame.
 pub(crate) const SEQ_OFFSET: usize = 16;
+/// Header bytes of a FIFO frame: commit word, length, flags.
+pub(crate) const FIFO_HEADER_LEN: usize = 16;
+/// Header bytes of an Ordered frame: a FIFO header and the global sequence.
+pub(crate) const ORDERED_HEADER_LEN: usize = 24;
+/// Largest payload alignment a frame supports: the page size every mapping has.
+pub(crate) const MAX_ALIGN: usize = 4096;
 
 /// What the commit word of the frame at `pos` holds once that frame is committed.
 #[inline(always)]
@@ -47,219 +49,99 @@ pub(crate) const fn round_up(value: usize, align: usize) -> usize {
 }
 
 /// Bytes a frame of `payload` bytes occupies, for a mode whose header is `mode_header`
-/// bytes and frames aligned to `align`. The one frame-length formula: [`Frame`] and the
+/// bytes and frames aligned to `align`. The one frame-length formula: [`Shape`] and the
 /// geometry checks of channels read from shared memory both use it.
 #[inline(always)]
 pub(crate) const fn frame_len(mode_header: usize, payload: usize, align: usize) -> usize {
     round_up(round_up(mode_header, align) + payload, align)
 }
 
-/// Compile-time frame geometry for a payload type in a mode.
-pub(crate) struct Frame<T: Payload, M: Mode>(core::marker::PhantomData<(fn() -> T, M)>);
+/// The geometry of a channel's frames: whether they carry a sequence number, their
+/// alignment and where their payload starts. Built only by [`Shape::new`], so the
+/// alignment is a power of two from 8 to [`MAX_ALIGN`] and the payload starts at most
+/// `MAX_ALIGN` bytes in, which the ring view's bounds rely on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    ordered: bool,
+    align: usize,
+    header: usize,
+}
 
-impl<T: Payload, M: Mode> Frame<T, M> {
-    /// Frames start at multiples of this; at least 8 so the commit word is always aligned.
-    pub(crate) const ALIGN: usize = {
+impl Shape {
+    /// Frames of an Ordered (`ordered`) or FIFO channel whose payload needs `payload_align`.
+    pub const fn new(ordered: bool, payload_align: usize) -> Shape {
         assert!(
-            T::ALIGN <= 4096,
+            payload_align.is_power_of_two() && payload_align <= MAX_ALIGN,
             "salias message types may be aligned to at most 4096 bytes"
         );
-        if T::ALIGN > 8 { T::ALIGN } else { 8 }
-    };
+        let align = if payload_align > 8 { payload_align } else { 8 };
+        let mode_header = if ordered { ORDERED_HEADER_LEN } else { FIFO_HEADER_LEN };
+        Shape {
+            ordered,
+            align,
+            header: round_up(mode_header, align),
+        }
+    }
+
+    /// Whether frames carry a global sequence number (and may be hole frames).
+    #[inline(always)]
+    pub const fn ordered(self) -> bool {
+        self.ordered
+    }
+
+    /// Frames start at multiples of this; at least 8 so the commit word is always aligned.
+    #[inline(always)]
+    pub const fn align(self) -> usize {
+        self.align
+    }
+
     /// Offset of the payload from the frame start.
-    pub(crate) const HEADER: usize = round_up(M::HEADER_LEN, Self::ALIGN);
+    #[inline(always)]
+    pub const fn header(self) -> usize {
+        self.header
+    }
 
     /// Bytes a frame with `payload` bytes occupies in the ring.
     #[inline(always)]
-    pub(crate) const fn len(payload: usize) -> usize {
-        frame_len(M::HEADER_LEN, payload, Self::ALIGN)
+    pub const fn len(self, payload: usize) -> usize {
+        round_up(self.header + payload, self.align)
     }
 }
 
-/// The commit word of the frame at `at`.
-///
-/// # Safety
-/// `at` must be the 8-aligned start of a frame inside a live ring mapping.
+/// A frame's header as read from a ring: every field still to be validated, since any
+/// peer may have written it. FIFO frames read `sequence` and `flags` as 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawHeader {
+    /// Payload length.
+    pub len: usize,
+    /// Global sequence number (Ordered).
+    pub sequence: u64,
+    /// 0, or `FLAG_HOLE` (Ordered).
+    pub flags: u32,
+}
+
+/// The length and flags fields as the one word a publisher stores, so a reader never sees
+/// one without the other.
 #[inline(always)]
-pub(crate) unsafe fn commit_word_at<'a>(at: *const u8) -> &'a AtomicU64 {
-    // SAFETY: the caller vouches for an aligned frame start inside a mapping that outlives
-    // the use; the commit word is only ever accessed atomically.
-    unsafe { &*at.cast::<AtomicU64>() }
+pub(crate) const fn len_and_flags(len: u32, flags: u32) -> u64 {
+    let (len, flags) = (len.to_ne_bytes(), flags.to_ne_bytes());
+    u64::from_ne_bytes([len[0], len[1], len[2], len[3], flags[0], flags[1], flags[2], flags[3]])
 }
 
-/// Writes the header of the frame at `at` (length, flags, and in Ordered mode its
-/// sequence number); the commit word stays as it is.
-///
-/// # Safety
-/// `at` must be the 8-aligned start of a frame this publisher reserved, with its header
-/// inside the ring's double view, and no subscriber may read the header before the commit
-/// word says so.
+/// The inverse of [`len_and_flags`].
 #[inline(always)]
-pub(crate) unsafe fn write_header<M: Mode>(at: *mut u8, len: usize, sequence: u64) {
-    // SAFETY: the fields lie inside the reserved frame's header (caller), 4- and 8-aligned
-    // as the frame start is 8-aligned.
-    unsafe {
-        at.add(LEN_OFFSET).cast::<u32>().write(len as u32);
-        at.add(FLAGS_OFFSET).cast::<u32>().write(0);
-        if M::ORDERED {
-            at.add(SEQ_OFFSET).cast::<u64>().write(sequence);
-        }
-    }
+pub(crate) const fn split_len_and_flags(word: u64) -> (u32, u32) {
+    let b = word.to_ne_bytes();
+    (
+        u32::from_ne_bytes([b[0], b[1], b[2], b[3]]),
+        u32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
+    )
 }
 
-/// The length field of the frame at `at`, still to be validated.
-///
-/// # Safety
-/// As for [`read_header`].
-#[inline(always)]
-pub(crate) unsafe fn read_len(at: *const u8) -> usize {
-    // SAFETY: as for `read_header`.
-    unsafe { at.add(LEN_OFFSET).cast::<u32>().read_volatile() as usize }
-}
-
-/// Overwrites just the length field of the frame at `at` (fault injection and tests).
-///
-/// # Safety
-/// As for [`write_header`].
-#[cfg(feature = "testing")]
-pub(crate) unsafe fn write_len(at: *mut u8, len: u32) {
-    // SAFETY: as for `write_header`.
-    unsafe { at.add(LEN_OFFSET).cast::<u32>().write(len) };
-}
-
-/// Reads the header of the committed frame at `at`: its payload length, (Ordered) its
-/// sequence number and flags, all still to be validated (any peer may have written them).
-/// FIFO has no hole frames: its flags read as 0.
-///
-/// # Safety
-/// `at` must be the 8-aligned start of a frame inside the ring's double view whose commit
-/// word was loaded (with Acquire) and found committed.
-#[inline(always)]
-pub(crate) unsafe fn read_header<M: Mode>(at: *const u8) -> (usize, u64, u32) {
-    // SAFETY: the fields lie inside the frame header within the double view (caller);
-    // volatile because a peer may be writing them: the values are validated, never trusted.
-    unsafe {
-        if M::ORDERED {
-            (
-                at.add(LEN_OFFSET).cast::<u32>().read_volatile() as usize,
-                at.add(SEQ_OFFSET).cast::<u64>().read_volatile(),
-                at.add(FLAGS_OFFSET).cast::<u32>().read_volatile(),
-            )
-        } else {
-            (at.add(LEN_OFFSET).cast::<u32>().read_volatile() as usize, 0, 0)
-        }
-    }
-}
-
-/// Writes the header and payload of a hole frame at `at`: the `count` numbers from
-/// `first` on are lost. The commit word stays as it is.
-///
-/// # Safety
-/// As for [`write_header`], and the frame reserved must be `Frame::<T, M>::len(HOLE_LEN)`
-/// bytes long.
-pub(crate) unsafe fn write_hole<T: Payload, M: Mode>(at: *mut u8, first: u64, count: u64) {
-    // SAFETY: the header fields as in `write_header`; the count is the frame's 8-byte
-    // payload, 8-aligned as the header length rounds to the (≥ 8) frame alignment.
-    unsafe {
-        write_header::<M>(at, HOLE_LEN, first);
-        at.add(FLAGS_OFFSET).cast::<u32>().write(FLAG_HOLE);
-        at.add(Frame::<T, M>::HEADER).cast::<u64>().write(count);
-    }
-}
-
-/// The count of the committed hole frame at `at`, still to be validated.
-///
-/// # Safety
-/// As for [`read_header`], and the frame's flags must have read `FLAG_HOLE` with its
-/// length `HOLE_LEN`, so its payload lies inside the double view.
-#[cold]
-pub(crate) unsafe fn read_hole_count<T: Payload, M: Mode>(at: *const u8) -> u64 {
-    // SAFETY: the 8-byte payload of the frame (caller), 8-aligned as in `write_hole`.
-    unsafe { at.add(Frame::<T, M>::HEADER).cast::<u64>().read_volatile() }
-}
-
-/// Copies a payload of `len` bytes into its frame so that the cache line holding the
-/// frame's commit word is written last: a subscriber polling that word then pulls the
-/// line once per message instead of once per store.
-///
-/// # Safety
-/// `src` must be readable and `payload` writable for `len` bytes, not overlapping, and
-/// `payload` must be the payload start of a frame of `Frame::<T, M>` geometry.
-#[inline(always)]
-pub(crate) unsafe fn write_payload<T: Payload, M: Mode>(src: *const u8, payload: *mut u8, len: usize) {
-    const LINE: usize = 64;
-    const WORD: usize = 8;
-    if len.is_multiple_of(WORD) && len <= 4 * LINE {
-        // A small message of whole words (typed, or raw of such a length): last word
-        // first, so the commit line comes last. Volatile keeps the compiler from
-        // reordering or merging the stores. Raw 64-byte frames gained 1.5× from it over
-        // the two copies below (doc/performance-notes.md).
-        for word in (0..len / WORD).rev() {
-            // SAFETY: word `word` lies inside the `len` bytes of both ranges (`len` is a
-            // multiple of 8). The source is read unaligned; the destination is 8-aligned,
-            // as frames start 8-aligned and every mode's header (16 or 24 bytes, rounded
-            // to the frame alignment) is a multiple of 8.
-            unsafe {
-                let value = src.add(word * WORD).cast::<u64>().read_unaligned();
-                payload.add(word * WORD).cast::<u64>().write_volatile(value);
-            }
-        }
-        return;
-    }
-    let frame_start = payload as usize - Frame::<T, M>::HEADER;
-    let in_commit_line = (LINE - frame_start % LINE)
-        .saturating_sub(Frame::<T, M>::HEADER)
-        .min(len);
-    // SAFETY: both ranges lie inside the `len` bytes the caller vouches for.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            src.add(in_commit_line),
-            payload.add(in_commit_line),
-            len - in_commit_line,
-        );
-        // Keep the compiler from merging or reordering the two copies; x86 keeps the
-        // stores in program order, elsewhere this is only a hint.
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        std::ptr::copy_nonoverlapping(src, payload, in_commit_line);
-    }
-}
-
-/// Where the run of committed frames starting at position `from` ends, scanning at most
-/// one ring's worth: the true end of a ring whose publisher died after committing frames
-/// it had not yet reported. Stops at the first frame that `committed` (the protocol's
-/// Acquire check of a commit word) rejects, or whose length exceeds `max_len`.
-///
-/// # Safety
-/// `ring` must be the base of a live double-mapped ring of `capacity` bytes (a power of
-/// two), `from` a multiple of `align`, and `align` at least 8.
-pub(crate) unsafe fn committed_end(
-    ring: *const u8,
-    capacity: usize,
-    from: u64,
-    (max_len, header_len, align): (usize, usize, usize),
-    committed: impl Fn(&AtomicU64, u64) -> bool,
-) -> u64 {
-    let mask = capacity as u64 - 1;
-    let scan_end = from.wrapping_add(capacity as u64);
-    let mut tail = from;
-    while tail < scan_end {
-        // SAFETY: `tail & mask` < capacity and frames are 8-aligned (caller), so the frame
-        // starts inside the first view with its commit word aligned.
-        let at = unsafe { ring.add((tail & mask) as usize) };
-        // SAFETY: as above.
-        if !committed(unsafe { commit_word_at(at) }, tail) {
-            break;
-        }
-        // SAFETY: a committed frame inside the double view.
-        let (len, flags) = unsafe { (read_len(at), at.add(FLAGS_OFFSET).cast::<u32>().read_volatile()) };
-        let fits = match flags {
-            FLAG_HOLE => len == HOLE_LEN,
-            _ => len <= max_len,
-        };
-        if !fits {
-            break;
-        }
-        tail += frame_len(header_len, len, align) as u64;
-    }
-    tail
-}
+const _: () = {
+    // The length and flags share one 8-aligned word.
+    assert!(LEN_OFFSET.is_multiple_of(8) && FLAGS_OFFSET == LEN_OFFSET + 4);
+    assert!(SEQ_OFFSET.is_multiple_of(8) && SEQ_OFFSET + 8 == ORDERED_HEADER_LEN);
+    let (len, flags) = split_len_and_flags(len_and_flags(0x1234_5678, FLAG_HOLE));
+    assert!(len == 0x1234_5678 && flags == FLAG_HOLE);
+};

@@ -20,7 +20,12 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS};
+/// Longest channel name (the control block stores it), in bytes.
+pub const MAX_NAME_LEN: usize = 64;
+/// Most publisher slots a channel can have (the control block's slot tables and holder words are sized by it).
+pub const MAX_PUBLISHERS: u32 = 64;
+/// Most subscriber slots a channel can have.
+pub const MAX_SUBSCRIBERS: u32 = 64;
 
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
@@ -228,42 +233,70 @@ pub(crate) const CURSOR_IDLE: u64 = u64::MAX;
 /// one comparison they always made.
 pub(crate) const CURSOR_UNTETHERED: u64 = 1 << 63;
 
-/// A pointer into a shared mapping, held by a handle that also holds the `Arc<Shared>`
-/// owning that mapping, so the target outlives the pointer. Plain `&'static` would lie
-/// about the lifetime; a raw pointer would need an `unsafe` block at every use.
-pub(crate) struct ShmPtr<T>(std::ptr::NonNull<T>);
+/// A control-block struct that may be referenced in place: made of atomics only, so
+/// every process reads and writes it through atomic operations and a shared reference to
+/// it is sound whatever peers do. Sealed: raw ring bytes, or any struct with a plain
+/// field, cannot be pointed at with a [`ShmPtr`].
+///
+/// # Safety
+/// Every byte of the type must belong to an atomic (or padding no code reads), and the
+/// type must be `#[repr(C)]` or `#[repr(transparent)]` over such fields.
+pub(crate) unsafe trait InPlace: Sync + sealed::Sealed {}
 
-impl<T> ShmPtr<T> {
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! in_place {
+    ($($type:ty),* $(,)?) => {$(
+        impl sealed::Sealed for $type {}
+        // SAFETY: atomics only (see each type's definition in this file or in std).
+        unsafe impl InPlace for $type {}
+    )*};
+}
+in_place!(
+    AtomicU32,
+    AtomicU64,
+    Holder,
+    Progress,
+    WakeWord,
+    Hot,
+    PublisherSlot,
+    SubscriberSlot,
+    FlowWords,
+    OverwriteWords<AtomicU64>,
+);
+
+impl<T: InPlace> sealed::Sealed for CacheLine<T> {}
+// SAFETY: `CacheLine` is `#[repr(C, align(128))]` around one `T`: the padding is never read.
+unsafe impl<T: InPlace> InPlace for CacheLine<T> {}
+
+/// A pointer to an atomics-only control-block struct ([`InPlace`]), held by a handle that
+/// also holds the `Arc<Shared>` owning that mapping, so the target outlives the pointer.
+/// Plain `&'static` would lie about the lifetime; a raw pointer would need an `unsafe`
+/// block at every use.
+pub(crate) struct ShmPtr<T: InPlace>(std::ptr::NonNull<T>);
+
+impl<T: InPlace> ShmPtr<T> {
     /// # Safety
     /// `target` must live in a mapping that outlives every use of the returned pointer.
     pub(crate) unsafe fn new(target: &T) -> Self {
         ShmPtr(std::ptr::NonNull::from(target))
     }
 
-    /// # Safety
-    /// As for `new`; `ptr` must not be null. Keeps the pointer's write permission, which a
-    /// pointer made from `&T` would not have.
-    pub(crate) unsafe fn from_raw(ptr: *mut T) -> Self {
-        // SAFETY: the caller promises a non-null pointer.
-        ShmPtr(unsafe { std::ptr::NonNull::new_unchecked(ptr) })
-    }
-
-    #[inline(always)]
-    pub(crate) fn as_ptr(&self) -> *mut T {
-        self.0.as_ptr()
-    }
-
     #[inline(always)]
     pub(crate) fn get(&self) -> &T {
-        // SAFETY: `new`'s contract: the mapping outlives this pointer.
+        // SAFETY: `new`'s contract: the mapping outlives this pointer; `T: InPlace` is
+        // atomics only, so the shared reference aliases nothing a peer writes plainly.
         unsafe { self.0.as_ref() }
     }
 }
 
-// SAFETY: `T` is shared-memory state made of atomics (`Sync`), reachable from any thread.
-unsafe impl<T: Sync> Send for ShmPtr<T> {}
+// SAFETY: `T` is atomics-only shared-memory state (`InPlace: Sync`), reachable from any
+// thread.
+unsafe impl<T: InPlace> Send for ShmPtr<T> {}
 // SAFETY: as above.
-unsafe impl<T: Sync> Sync for ShmPtr<T> {}
+unsafe impl<T: InPlace> Sync for ShmPtr<T> {}
 
 /// Makes a handle `!Sync`: its methods take `&mut self` and it must have one user at a
 /// time (one writer per ring, one reader per subscriber slot).

@@ -1,6 +1,9 @@
 //! The bytes salias puts in shared memory: the control block and ring geometry
-//! ([`layout`]) and the frames inside the rings ([`frame`]). Nothing here orders memory
-//! between processes; that is `crate::protocol`'s job.
+//! ([`layout`]), the frame format ([`frame`]) and the ring views through which every
+//! access to a ring is made ([`ring`]). Nothing here orders memory between processes;
+//! that is `crate::protocol`'s job. This layer uses nothing else of the crate but the
+//! cache hints of `crate::prefetch`.
 
 pub(crate) mod frame;
 pub(crate) mod layout;
+pub(crate) mod ring;

@@ -1,4 +1,4 @@
-//! The start barrier in shared memory (BENCHMARKING.md rule 3): every process of a run
+//! The start barrier in shared memory (doc/benchmarking.md rule 3): every process of a run
 //! connects, checks in, and spins until the parent says go, so all start within
 //! nanoseconds of each other and setup stays outside the timed region.
 //!

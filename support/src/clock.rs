@@ -1,5 +1,5 @@
 //! The clocks of every measurement. [`now_ns`] is `CLOCK_MONOTONIC`, shared by every
-//! process on the machine (BENCHMARKING.md rule 6): throughput runs, deadlines. Latency
+//! process on the machine (doc/benchmarking.md rule 6): throughput runs, deadlines. Latency
 //! figures (ping-pong, the floors, the open loop) take [`latency`]: the CPU's counter
 //! ([`crate::tsc`]) calibrated against `CLOCK_MONOTONIC` at run time, whose step is a
 //! fraction of a nanosecond, or `CLOCK_MONOTONIC` itself when the counter is refused —

@@ -1,5 +1,5 @@
 //! Which core each process of a run is pinned to, and the pinning itself. The placement
-//! is part of every figure (BENCHMARKING.md rule 2), so it is also written down.
+//! is part of every figure (doc/benchmarking.md rule 2), so it is also written down.
 
 use std::fmt;
 use std::sync::OnceLock;

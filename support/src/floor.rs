@@ -1,4 +1,4 @@
-//! The machine's floor between two cores (BENCHMARKING.md rule 7): a bare cache-line
+//! The machine's floor between two cores (doc/benchmarking.md rule 7): a bare cache-line
 //! ping-pong, one word each way on one cache line, timed like any ping-pong: one way is
 //! the round trip / 2. Every latency figure is shown next to it. Its sibling for a
 //! message, [`crate::message_floor`], moves 64 bytes each way.

@@ -1,6 +1,6 @@
 //! Latency histograms (HdrHistogram, 1 ns to 1000 s at 3 significant digits) and the one
 //! list of quantiles every latency figure reports: p50, p90, p99, p99.9, p99.99, then max
-//! and count (BENCHMARKING.md rule 5).
+//! and count (doc/benchmarking.md rule 5).
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,5 +1,5 @@
 //! The raw-data file: JSON lines, a header object first, then one record a line, each
-//! flushed as written so a run that fails keeps what it measured (BENCHMARKING.md
+//! flushed as written so a run that fails keeps what it measured (doc/benchmarking.md
 //! rule 10).
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Summaries over rounds (BENCHMARKING.md rule 1): the median with min and max, and the
+//! Summaries over rounds (doc/benchmarking.md rule 1): the median with min and max, and the
 //! per-round ratios of two variants that ran side by side.
 
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! The CPU's counter as a clock: `rdtsc` on x86_64, `cntvct_el0` on aarch64, calibrated
-//! against `CLOCK_MONOTONIC` at run time (BENCHMARKING.md rule 6; never a hard-coded
+//! against `CLOCK_MONOTONIC` at run time (doc/benchmarking.md rule 6; never a hard-coded
 //! frequency), and refused with a reason when it cannot be trusted: a counter that is
 //! not invariant, that the calibration finds unsteady, or that two cores disagree on.
 //!

@@ -8,7 +8,8 @@ use support::records::Header;
 
 use crate::pingpong::PING_WARMUP;
 use crate::plan::Plan;
-use crate::throughput::{BATCH, POLL_LIMIT};
+use crate::setup::BATCH;
+use crate::transport::POLL_LIMIT;
 use crate::transports::aeron::{AERON_TERM_BYTES, publication_uri};
 
 /// The header of this invocation; `aeron_c` is the C library's version when Aeron runs.

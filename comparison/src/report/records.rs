@@ -7,7 +7,8 @@ use support::trips::Batched;
 
 use crate::message::MESSAGE_BYTES;
 use crate::openloop;
-use crate::throughput::{Run, Setup};
+use crate::setup::Setup;
+use crate::throughput::Run;
 
 /// The throughput record of `setup`'s `run` in `round`.
 pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {

@@ -11,7 +11,8 @@ use crate::pingpong::PING_WARMUP;
 use crate::plan::Plan;
 use crate::platform::latency_cores;
 use crate::roles::system_name;
-use crate::throughput::{Api, Run};
+use crate::setup::{Api, wake_label};
+use crate::throughput::Run;
 
 /// Per offered load (M msg/s), per open-loop system of the plan, its runs in round order.
 pub type OpenLoopLevels = Vec<(f64, Vec<Vec<OpenLoop>>)>;
@@ -85,7 +86,7 @@ fn wake(plan: &Plan, results: &[Vec<Wake>]) {
         let runtime = spread(runs, |w| w.idle_runtime_s_per_s * 1e3).median;
         println!(
             "{:<40} {:>22} {:>22} {:>24} {ratio:>20}  {cpu:.1} ({runtime:.3})",
-            crate::wake::label(*variant),
+            wake_label(*variant),
             cell("p50"),
             cell("p99"),
             cell("p99.9"),

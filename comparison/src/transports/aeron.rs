@@ -1,16 +1,15 @@
-//! Aeron IPC through rusteron: the client, the roles, and the embedded C media driver.
+//! Aeron IPC through rusteron: the client, the roles' ends, and the embedded C media
+//! driver.
 
 use std::ffi::CString;
 use std::time::{Duration, Instant};
 
 use rusteron_client::*;
-use support::barrier::Barrier;
 
 use crate::message::Msg64;
-use crate::openloop::{openloop_publish, openloop_subscribe};
-use crate::pingpong::{ping_loop, pong_loop};
 use crate::roles::Params;
-use crate::throughput::{Api, POLL_LIMIT, drain, flood};
+use crate::setup::Api;
+use crate::transport::{POLL_LIMIT, PingPong, Publish, Subscribe, Transport};
 
 /// Aeron's IPC term length of the default run, in bytes (also the C driver's default for
 /// IPC, `AERON_IPC_TERM_BUFFER_LENGTH_DEFAULT` = 64 MiB). Each setup may name its own.
@@ -153,100 +152,136 @@ fn publish_until_accepted(publication: &AeronExclusivePublication, claim: &Aeron
     }
 }
 
-pub fn publisher(a: &Params, barrier: &Barrier) {
-    let client = connect(&a.aeron_dir);
-    let publication = exclusive_publication(&client, a.stream, a.param);
-    wait_connected(&publication);
-    let claim = AeronBufferClaim::default();
-    let use_claim = a.api == Some(Api::TryClaim);
-    let published = flood(a, barrier, |seq| {
-        let position = publish(&publication, &claim, use_claim, &Msg64::new(a.index, seq));
-        assert!(position >= 0 || retryable(position), "aeron publish failed: {position}");
-        u64::from(position >= 0)
-    });
-    published.report(barrier);
-    drop(publication);
+/// Aeron IPC: exclusive publications, one subscription per subscriber on the same stream.
+pub enum AeronIpc {}
+
+/// An exclusive publication, `try_claim` or `offer` as the run's API says.
+pub struct Publisher {
+    publication: AeronExclusivePublication,
+    claim: AeronBufferClaim,
+    use_claim: bool,
+    _client: Client,
 }
 
-pub fn subscriber(a: &Params, barrier: &Barrier) {
-    let client = connect(&a.aeron_dir);
-    let subscription = subscription(&client, a.stream);
-    wait_images(&subscription, a.publishers as i32);
-    drain(a, barrier, |verifier| {
-        subscription
+impl Publish for Publisher {
+    #[inline(always)]
+    fn offer(&mut self, message: &Msg64) -> bool {
+        let position = publish(&self.publication, &self.claim, self.use_claim, message);
+        assert!(position >= 0 || retryable(position), "aeron publish failed: {position}");
+        position >= 0
+    }
+}
+
+pub struct Subscriber {
+    subscription: AeronSubscription,
+    _client: Client,
+}
+
+impl Subscribe for Subscriber {
+    #[inline(always)]
+    fn poll(&mut self, mut receive: impl FnMut(&Msg64)) {
+        self.subscription
             .poll_fn(
-                |buf: &[u8], _header: AeronHeader| verifier.check(&Msg64::read_from(buf)),
+                |buf: &[u8], _header: AeronHeader| receive(&Msg64::read_from(buf)),
                 POLL_LIMIT,
             )
             .expect("aeron poll");
-    });
+    }
 }
 
-/// Ping-pong: stream `a.stream` carries pings, `a.stream + 1` pongs.
-pub fn pinger(a: &Params, barrier: &Barrier) {
-    let client = connect(&a.aeron_dir);
-    let subscription = subscription(&client, a.stream + 1);
-    let publication = exclusive_publication(&client, a.stream, AERON_TERM_BYTES);
-    wait_connected(&publication);
-    wait_images(&subscription, 1);
-    let claim = AeronBufferClaim::default();
-    ping_loop(a.messages, barrier, |seq| {
-        publish_until_accepted(&publication, &claim, &Msg64::new(0, seq));
+/// One side of a ping-pong: stream `a.stream` carries pings, `a.stream + 1` pongs.
+pub struct Ends {
+    claim: AeronBufferClaim,
+    publication: AeronExclusivePublication,
+    subscription: AeronSubscription,
+    _client: Client,
+}
+
+impl Ends {
+    /// Publishes on `outbound`, subscribes to `inbound`, both connected.
+    fn connect(a: &Params, outbound: i32, inbound: i32) -> Ends {
+        let client = connect(&a.aeron_dir);
+        let subscription = subscription(&client, inbound);
+        let publication = exclusive_publication(&client, outbound, AERON_TERM_BYTES);
+        wait_connected(&publication);
+        wait_images(&subscription, 1);
+        Ends {
+            claim: AeronBufferClaim::default(),
+            publication,
+            subscription,
+            _client: client,
+        }
+    }
+}
+
+impl PingPong for Ends {
+    #[inline(always)]
+    fn send(&mut self, message: &Msg64) {
+        publish_until_accepted(&self.publication, &self.claim, message);
+    }
+
+    #[inline(always)]
+    fn recv(&mut self) -> Msg64 {
         let mut back = None;
         while back.is_none() {
-            subscription
+            self.subscription
                 .poll_fn(|buf: &[u8], _h: AeronHeader| back = Some(Msg64::read_from(buf)), 1)
                 .expect("aeron poll");
         }
         back.expect("polled until one came")
-    });
-}
+    }
 
-pub fn ponger(a: &Params, barrier: &Barrier) {
-    let client = connect(&a.aeron_dir);
-    let subscription = subscription(&client, a.stream);
-    let publication = exclusive_publication(&client, a.stream + 1, AERON_TERM_BYTES);
-    wait_connected(&publication);
-    wait_images(&subscription, 1);
-    let claim = AeronBufferClaim::default();
-    pong_loop(a.messages, barrier, || {
+    /// Sends the pong from within the poll's handler, as the ping is read.
+    #[inline(always)]
+    fn echo(&mut self) {
+        let (publication, claim) = (&self.publication, &self.claim);
         let mut echoed = 0;
         while echoed == 0 {
-            echoed = subscription
+            echoed = self
+                .subscription
                 .poll_fn(
-                    |buf: &[u8], _h: AeronHeader| publish_until_accepted(&publication, &claim, &Msg64::read_from(buf)),
+                    |buf: &[u8], _h: AeronHeader| publish_until_accepted(publication, claim, &Msg64::read_from(buf)),
                     1,
                 )
                 .expect("aeron poll");
         }
-    });
+    }
 }
 
-pub fn ol_publisher(a: &Params, barrier: &Barrier) {
-    let client = connect(&a.aeron_dir);
-    let publication = exclusive_publication(&client, a.stream, a.param);
-    wait_connected(&publication);
-    let claim = AeronBufferClaim::default();
-    openloop_publish(a, barrier, |m| {
-        let position = publish(&publication, &claim, true, m);
-        assert!(position >= 0 || retryable(position), "aeron publish failed: {position}");
-        position >= 0
-    });
-    drop(publication);
-}
+impl Transport for AeronIpc {
+    type Publisher = Publisher;
+    type Subscriber = Subscriber;
+    type PingPong = Ends;
 
-pub fn ol_subscriber(a: &Params, barrier: &Barrier) {
-    let client = connect(&a.aeron_dir);
-    let subscription = subscription(&client, a.stream);
-    wait_images(&subscription, 1);
-    openloop_subscribe(a, barrier, |r| {
-        subscription
-            .poll_fn(
-                |buf: &[u8], _h: AeronHeader| r.receive(&Msg64::read_from(buf)),
-                POLL_LIMIT,
-            )
-            .expect("aeron poll");
-    });
+    fn publisher(a: &Params) -> Publisher {
+        let client = connect(&a.aeron_dir);
+        let publication = exclusive_publication(&client, a.stream, a.param);
+        wait_connected(&publication);
+        Publisher {
+            publication,
+            claim: AeronBufferClaim::default(),
+            use_claim: a.api == Some(Api::TryClaim),
+            _client: client,
+        }
+    }
+
+    fn subscriber(a: &Params) -> Subscriber {
+        let client = connect(&a.aeron_dir);
+        let subscription = subscription(&client, a.stream);
+        wait_images(&subscription, a.publishers as i32);
+        Subscriber {
+            subscription,
+            _client: client,
+        }
+    }
+
+    fn pinger(a: &Params) -> Ends {
+        Ends::connect(a, a.stream, a.stream + 1)
+    }
+
+    fn ponger(a: &Params) -> Ends {
+        Ends::connect(a, a.stream + 1, a.stream)
+    }
 }
 
 /// Starts the embedded Aeron C media driver: SHARED threading (one agent thread runs the

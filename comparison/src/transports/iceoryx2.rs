@@ -1,19 +1,21 @@
-//! iceoryx2 `ipc::Service` publish-subscribe: services, ports, roles, and the tidying of
-//! what iceoryx2 leaves in /dev/shm and /tmp.
+//! iceoryx2 `ipc::Service` publish-subscribe: services, ports, the roles' ends, the
+//! wake-up's event service beside the data, and the tidying of what iceoryx2 leaves in
+//! /dev/shm and /tmp.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use iceoryx2::port::listener::Listener;
+use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::port::subscriber::Subscriber;
 use iceoryx2::prelude::*;
 use iceoryx2::service::port_factory::publish_subscribe::PortFactory;
-use support::barrier::Barrier;
+use support::clock::now_ns;
 
 use crate::message::Msg64;
-use crate::openloop::{openloop_publish, openloop_subscribe};
-use crate::pingpong::{ping_loop, pong_loop};
 use crate::roles::Params;
-use crate::throughput::{Api, drain, flood};
+use crate::setup::Api;
+use crate::transport::{PingPong, Publish, Subscribe, Transport, WakeReceiver, WakeSender};
 
 pub type Factory = PortFactory<ipc::Service, Msg64, ()>;
 /// An event service's factory (the wake-up runs').
@@ -125,91 +127,199 @@ fn receive(subscriber: &Subscriber<ipc::Service, Msg64, ()>) -> Msg64 {
     }
 }
 
-pub fn publisher(a: &Params, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let service = throughput_service(&node, &a.name, a.publishers, a.param, false);
-    let blocking = a.api == Some(Api::LoanUninitBlock);
-    let publisher = if blocking {
-        blocking_publisher_port(&service)
-    } else {
-        publisher_port(&service)
-    };
-    let mut published = flood(a, barrier, |seq| {
-        u64::from(send(&publisher, Msg64::new(a.index, seq)) > 0)
-    });
-    if blocking {
-        // The refusals iceoryx2's own send retried count as attempts too.
-        let blocked = BLOCKED.load(Ordering::Relaxed);
-        published.attempts += blocked;
-        published.refused += blocked;
-    }
-    published.report(barrier);
+/// iceoryx2's `ipc::Service` publish-subscribe.
+pub enum Iceoryx2 {}
+
+/// A port of a service of its own node, which it keeps.
+pub struct Port<P> {
+    port: P,
+    _service: Factory,
+    _node: Node<ipc::Service>,
 }
 
-pub fn subscriber(a: &Params, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let service = throughput_service(&node, &a.name, a.publishers, a.param, false);
-    let subscriber = subscriber_port(&service);
-    drain(a, barrier, |verifier| {
-        match subscriber.receive().expect("iceoryx2 receive") {
-            Some(sample) => verifier.check(sample.payload()),
+impl<P> Port<P> {
+    /// The port that `open` makes of `service`.
+    fn of(node: Node<ipc::Service>, service: Factory, open: impl FnOnce(&Factory) -> P) -> Port<P> {
+        Port {
+            port: open(&service),
+            _service: service,
+            _node: node,
+        }
+    }
+
+    /// The port that `open` makes of the throughput service of run `a`, with
+    /// `a.publishers` publishers and a buffer of `a.param`.
+    fn throughput(a: &Params, open: impl FnOnce(&Factory) -> P) -> Port<P> {
+        quiet();
+        let node = node();
+        let service = throughput_service(&node, &a.name, a.publishers, a.param, false);
+        Port::of(node, service, open)
+    }
+}
+
+impl Publish for Port<Publisher<ipc::Service, Msg64, ()>> {
+    #[inline(always)]
+    fn offer(&mut self, message: &Msg64) -> bool {
+        send(&self.port, *message) > 0
+    }
+
+    /// The blocking publisher's refusals, retried within its `send`.
+    fn refused_within(&self) -> u64 {
+        BLOCKED.load(Ordering::Relaxed)
+    }
+}
+
+impl Subscribe for Port<Subscriber<ipc::Service, Msg64, ()>> {
+    #[inline(always)]
+    fn poll(&mut self, mut receive: impl FnMut(&Msg64)) {
+        match self.port.receive().expect("iceoryx2 receive") {
+            Some(sample) => receive(sample.payload()),
             None => std::hint::spin_loop(),
         }
-    });
+    }
 }
 
-/// Open loop on the lossless throughput service: a sample that reached no subscriber
-/// (its buffer full) is refused and sent again with a new loan and a new stamp.
-pub fn ol_publisher(a: &Params, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let service = throughput_service(&node, &a.name, 1, a.param, false);
-    let publisher = publisher_port(&service);
-    openloop_publish(a, barrier, |m| send(&publisher, *m) > 0);
+/// One side of a ping-pong: the service `<name>/ping` carries pings, `<name>/pong` pongs.
+pub struct Ends {
+    publisher: Publisher<ipc::Service, Msg64, ()>,
+    subscriber: Subscriber<ipc::Service, Msg64, ()>,
+    _services: (Factory, Factory),
+    _node: Node<ipc::Service>,
 }
 
-pub fn ol_subscriber(a: &Params, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let service = throughput_service(&node, &a.name, 1, a.param, false);
-    let subscriber = subscriber_port(&service);
-    openloop_subscribe(a, barrier, |r| match subscriber.receive().expect("iceoryx2 receive") {
-        Some(sample) => r.receive(sample.payload()),
-        None => std::hint::spin_loop(),
-    });
+impl Ends {
+    /// The pinger's ends if `pings`, else the ponger's.
+    fn connect(a: &Params, pings: bool) -> Ends {
+        quiet();
+        let node = node();
+        let ping = latency_service(&node, &format!("{}/ping", a.name), false);
+        let pong = latency_service(&node, &format!("{}/pong", a.name), false);
+        let (outbound, inbound) = if pings { (&ping, &pong) } else { (&pong, &ping) };
+        Ends {
+            publisher: publisher_port(outbound),
+            subscriber: subscriber_port(inbound),
+            _services: (ping, pong),
+            _node: node,
+        }
+    }
 }
 
-/// The ping and the pong service of run `name`.
-fn ping_pong(node: &Node<ipc::Service>, name: &str) -> (Factory, Factory) {
-    (
-        latency_service(node, &format!("{name}/ping"), false),
-        latency_service(node, &format!("{name}/pong"), false),
-    )
+impl PingPong for Ends {
+    #[inline(always)]
+    fn send(&mut self, message: &Msg64) {
+        send_until_delivered(&self.publisher, *message);
+    }
+
+    #[inline(always)]
+    fn recv(&mut self) -> Msg64 {
+        receive(&self.subscriber)
+    }
 }
 
-pub fn pinger(a: &Params, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let (ping, pong) = ping_pong(&node, &a.name);
-    let publisher = publisher_port(&ping);
-    let subscriber = subscriber_port(&pong);
-    ping_loop(a.messages, barrier, |seq| {
-        send_until_delivered(&publisher, Msg64::new(0, seq));
-        receive(&subscriber)
-    });
+impl Transport for Iceoryx2 {
+    type Publisher = Port<Publisher<ipc::Service, Msg64, ()>>;
+    type Subscriber = Port<Subscriber<ipc::Service, Msg64, ()>>;
+    type PingPong = Ends;
+
+    /// `loan_uninit` with retries by the caller, or iceoryx2's own blocking send.
+    fn publisher(a: &Params) -> Self::Publisher {
+        if a.api == Some(Api::LoanUninitBlock) {
+            Port::throughput(a, blocking_publisher_port)
+        } else {
+            Port::throughput(a, publisher_port)
+        }
+    }
+
+    fn subscriber(a: &Params) -> Self::Subscriber {
+        Port::throughput(a, subscriber_port)
+    }
+
+    fn pinger(a: &Params) -> Ends {
+        Ends::connect(a, true)
+    }
+
+    fn ponger(a: &Params) -> Ends {
+        Ends::connect(a, false)
+    }
 }
 
-pub fn ponger(a: &Params, barrier: &Barrier) {
-    quiet();
-    let node = node();
-    let (ping, pong) = ping_pong(&node, &a.name);
-    let publisher = publisher_port(&pong);
-    let subscriber = subscriber_port(&ping);
-    pong_loop(a.messages, barrier, || {
-        send_until_delivered(&publisher, receive(&subscriber))
-    });
+/// The wake-up's event service beside the data: one notifier, one listener, no events of
+/// its own on a notifier's creation or end (they would wake the listener with no message).
+pub fn event_service(node: &Node<ipc::Service>, name: &str, create: bool) -> EventFactory {
+    let builder = node
+        .service_builder(&ServiceName::new(&format!("{name}/wake")).unwrap())
+        .event()
+        .max_notifiers(1)
+        .max_listeners(1)
+        .disable_notifier_created_event()
+        .disable_notifier_dropped_event()
+        .disable_notifier_dead_event();
+    if create {
+        builder.create().unwrap()
+    } else {
+        builder.open().unwrap()
+    }
+}
+
+/// A wake-up end: a port of the data service `<name>/data` (its latency configuration)
+/// and one of the event service beside it.
+pub struct WakeEnd<P, E> {
+    event: E,
+    data: Port<P>,
+}
+
+impl<P, E> WakeEnd<P, E> {
+    fn open(a: &Params, data: impl FnOnce(&Factory) -> P, event: impl FnOnce(&EventFactory) -> E) -> Self {
+        let node = node();
+        let service = latency_service(&node, &format!("{}/data", a.name), false);
+        let events = event_service(&node, &a.name, false);
+        let data = Port::of(node, service, data);
+        WakeEnd {
+            event: event(&events),
+            data,
+        }
+    }
+}
+
+/// The wake-up sender: the sample, then `Notifier::notify`.
+pub type EventSender = WakeEnd<Publisher<ipc::Service, Msg64, ()>, Notifier<ipc::Service>>;
+
+impl EventSender {
+    pub fn connect(a: &Params) -> EventSender {
+        WakeEnd::open(a, publisher_port, |events| events.notifier_builder().create().unwrap())
+    }
+}
+
+impl WakeSender for EventSender {
+    fn send(&mut self, message: Msg64) {
+        assert_eq!(
+            send(&self.data.port, message),
+            1,
+            "iceoryx2: the receiver did not get the sample"
+        );
+        self.event.notify().expect("iceoryx2 notify");
+    }
+}
+
+/// The wake-up receiver: `Listener::blocking_wait`, then the sample.
+pub type EventReceiver = WakeEnd<Subscriber<ipc::Service, Msg64, ()>, Listener<ipc::Service>>;
+
+impl EventReceiver {
+    pub fn connect(a: &Params) -> EventReceiver {
+        WakeEnd::open(a, subscriber_port, |events| events.listener_builder().create().unwrap())
+    }
+}
+
+impl WakeReceiver for EventReceiver {
+    fn wait(&mut self) -> (Msg64, Option<u64>) {
+        loop {
+            self.event.blocking_wait(|_| {}).expect("iceoryx2 blocking_wait");
+            let woke = now_ns();
+            if let Some(sample) = self.data.port.receive().expect("iceoryx2 receive") {
+                return (*sample.payload(), Some(woke));
+            }
+        }
+    }
 }
 
 /// Removes, on drop (also when a run panics), the iceoryx2 objects this invocation left:

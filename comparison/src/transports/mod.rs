@@ -1,5 +1,5 @@
-//! The systems compared, one file each: what their publisher, subscriber, pinger, ponger
-//! and open-loop processes do.
+//! The systems compared, one file each: their ends, as `transport.rs` names them, and
+//! the shared objects their parent creates.
 
 pub mod aeron;
 pub mod iceoryx2;

@@ -216,6 +216,9 @@ mod tests {
     use super::*;
     use std::process::Stdio;
 
+    /// `sh -c script`. A long-running script must `exec` its last command: killing the
+    /// child kills the shell only, and a command it forked would live on holding the
+    /// test's inherited descriptors.
     fn shell(script: &str) -> Command {
         let mut command = Command::new("sh");
         command.args(["-c", script]).stdout(Stdio::piped());
@@ -242,7 +245,7 @@ mod tests {
     #[test]
     fn a_failing_child_fails_the_wait_with_its_output() {
         let mut children = Children::new();
-        children.spawn("sleeper", &mut shell("sleep 600")).unwrap();
+        children.spawn("sleeper", &mut shell("exec sleep 600")).unwrap();
         children.spawn("bad", &mut shell("echo oops; exit 3")).unwrap();
         let error = children.wait_all(Duration::from_secs(60)).unwrap_err().to_string();
         assert!(error.starts_with("child bad failed with"), "{error}");
@@ -252,7 +255,7 @@ mod tests {
     #[test]
     fn the_watchdog_names_the_children_still_running() {
         let mut children = Children::new();
-        children.spawn("hang", &mut shell("sleep 600")).unwrap();
+        children.spawn("hang", &mut shell("exec sleep 600")).unwrap();
         let error = children.wait_all(Duration::from_millis(50)).unwrap_err().to_string();
         assert!(error.starts_with("watchdog: children did not finish within"), "{error}");
         assert!(error.contains("hang"), "{error}");

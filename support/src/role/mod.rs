@@ -1,6 +1,6 @@
-//! Roles as separate processes (BENCHMARKING.md rule 2): the running binary starts itself
-//! again with a role named in an environment variable, and its parameters as JSON in a
-//! second one; the parent waits for all of them under a watchdog and reads what each
+//! Roles as separate processes (doc/benchmarking.md rule 2): the running binary starts
+//! itself again with a role named in an environment variable, and its parameters as JSON in
+//! a second one; the parent waits for all of them under a watchdog and reads what each
 //! reported on its stdout, one `REPORT ` line per report.
 //!
 //! The environment, not the command line, carries the role, so a re-executed test or

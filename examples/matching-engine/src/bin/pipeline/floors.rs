@@ -8,7 +8,7 @@ use crate::pacing::{precise_sleep, wait_until};
 use crate::params::GatewayWait;
 use crate::placement::pin;
 
-/// The machine's floor between two cores (BENCHMARKING.md rule 7): a bare cache-line
+/// The machine's floor between two cores (doc/benchmarking.md rule 7): a bare cache-line
 /// ping-pong between two threads pinned to them, one way (round trip / 2). Both sides are
 /// new threads, so the main thread's affinity, which children inherit, stays as it was.
 pub fn cache_line_floor(a: usize, b: usize) -> Quantiles {

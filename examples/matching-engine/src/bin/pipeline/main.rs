@@ -7,8 +7,8 @@
 //! default, `--sweep` for every system at every offered load with raw data to
 //! `results/*.jsonl`, `--quick` for a smoke run.
 //!
-//! Measurement (BENCHMARKING.md rule 5): each gateway sends its pre-generated requests at
-//! planned times `t0 + (i·gateways + g)·Δ`, waiting for each planned time and never
+//! Measurement (doc/benchmarking.md rule 5): each gateway sends its pre-generated requests
+//! at planned times `t0 + (i·gateways + g)·Δ`, waiting for each planned time and never
 //! skipping one to catch up. A request carries its planned time and its queueing time
 //! (actual offer − planned); the engine copies both into every event it causes. A
 //! subscriber stamps the arrival of each request's first event (published only after the
