@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::handle_error::{PublishError, ReceiveError};
+use crate::wire::layout::MAX_NAME_LEN;
 
 /// Which kind of handle a slot belongs to.
 ///
@@ -393,7 +394,7 @@ impl fmt::Display for Error {
                     NameProblem::TooLong { len } => write!(
                         f,
                         "it is {len} bytes long, the limit is {} bytes; choose a shorter name",
-                        crate::MAX_NAME_LEN
+                        MAX_NAME_LEN
                     ),
                     NameProblem::BadChar { ch, at } => write!(
                         f,
