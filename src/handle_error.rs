@@ -9,6 +9,11 @@
 
 use std::fmt;
 
+/// Most numbers one `publish_gap` call declares lost: far below the counter's range, so a
+/// caller's arithmetic slip cannot exhaust the channel's sequence numbers; and the most
+/// one hole frame may declare, which subscribers check.
+pub const MAX_GAP: u64 = u32::MAX as u64;
+
 /// Why a publish failed (`offer`, `offer_batch`, `claim`, `send`, `send_timeout`,
 /// `ClaimBytes::commit_len`, and with the `tokio` feature `send_async`). `Copy` and at most 16 bytes, so returning it costs the hot
 /// path nothing; `Display` says what was wrong and what to do.
@@ -175,7 +180,7 @@ impl fmt::Display for PublishError {
             PublishError::GapTooLarge { count } => write!(
                 f,
                 "a gap of {count} sequence numbers is more than one `publish_gap` call declares (at most {}); declare it in several calls",
-                crate::MAX_GAP
+                MAX_GAP
             ),
             PublishError::Corrupt => f.write_str(CORRUPT),
             PublishError::Truncated => f.write_str(TRUNCATED),

@@ -256,10 +256,10 @@ pub use config::{
     MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawChannel, validate_name,
 };
 pub use error::{Error, NameProblem, Result, Role, TrustProblem};
-pub use handle_error::{PublishError, ReceiveError};
+pub use handle_error::{MAX_GAP, PublishError, ReceiveError};
 pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 pub use message::{Bytes, Fingerprint, Message, Payload};
-pub use publisher::{Claim, ClaimBytes, MAX_GAP, Publisher};
+pub use publisher::{Claim, ClaimBytes, Publisher};
 /// Makes a `#[repr(C)]` struct that derives zerocopy's `FromBytes`, `IntoBytes`,
 /// `Immutable` and `KnownLayout` a [`Message`], recording its fingerprint; refuses, at
 /// compile time and saying what to use instead, pointers, references, heap types, `bool`,

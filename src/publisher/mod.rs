@@ -28,7 +28,6 @@ mod write;
 
 pub use raw::ClaimBytes;
 pub use typed::Claim;
-pub use write::MAX_GAP;
 
 use crate::error::{Error, Result, Role};
 use crate::fault::FaultRecord;

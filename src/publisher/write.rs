@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::Publisher;
 use crate::error::Result;
-use crate::handle_error::PublishError;
+use crate::handle_error::{MAX_GAP, PublishError};
 use crate::kind::{GlobalOrder, Mode, Topology};
 use crate::message::{Frame, Payload};
 use crate::protocol;
@@ -162,10 +162,6 @@ pub(super) enum PayloadCopy {
     /// One `memcpy` each: a batch.
     Plain,
 }
-
-/// Most numbers one `publish_gap` call declares lost: far below the counter's range, so a
-/// caller's arithmetic slip cannot exhaust the channel's sequence numbers.
-pub const MAX_GAP: u64 = u32::MAX as u64;
 
 impl<T: Payload, M: GlobalOrder, K: Topology> Publisher<T, M, K> {
     /// Declares `count` sequence numbers lost: takes them, as a publish of `count`
