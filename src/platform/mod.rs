@@ -436,12 +436,13 @@ impl MagicRing {
         }
         .map_err(|e| Error::platform("mprotect (publisher's ring writable)", object, e))?;
         #[cfg(target_os = "linux")]
-        // SAFETY: as above; populating changes no contents. A hint: older kernels refuse
-        // it, and the pages then fault in on first write as before.
+        // SAFETY: as above; populating changes no contents. Both views: a frame that wraps
+        // is written through the second. A hint: older kernels refuse it, and the pages
+        // then fault in on first write as before.
         let _ = unsafe {
             rustix::mm::madvise(
                 self.base.as_ptr().cast(),
-                self.capacity,
+                2 * self.capacity,
                 rustix::mm::Advice::LinuxPopulateWrite,
             )
         };

@@ -10,9 +10,11 @@
 //!
 //! - commit words: only atomically, by everyone (`commit_word`, whose orderings are
 //!   `crate::protocol::ring`'s);
-//! - headers: the length and flags as one `u64` and the sequence as another, stored and
-//!   loaded atomically (`Relaxed`: the commit word orders them), so a lossy reader racing a
-//!   publisher's overwrite reads some value, never a torn field or undefined behaviour;
+//! - headers: stored as two atomic words (the length and flags as one `u64`, the sequence
+//!   as another; `Relaxed`, as the commit word orders them). A tethered reader loads the
+//!   fields one by one, ordered after the commit (`header`); a lossy reader, which may race
+//!   an overwrite, loads the same `u64` (`racing_header`), so it reads some value, never a
+//!   torn field or undefined behaviour;
 //! - payloads a tethered subscriber holds: through a reference (`payload`, `payload_as`),
 //!   valid because no publisher rewrites a frame before every subscriber released it;
 //! - payloads a lossy subscriber copies: word by word with atomic loads (`copy_out`),
@@ -404,7 +406,9 @@ impl Ring<Writable> {
         let frame_start = payload as usize - shape.header();
         let in_commit_line = (LINE - frame_start % LINE).saturating_sub(shape.header()).min(len);
         // SAFETY: both ranges lie inside the `len` bytes of the reserved payload (caller)
-        // and of `src`, which cannot overlap a ring this process reserved.
+        // and of `src`. They cannot overlap: `src` is outside this ring, or (a message
+        // received from this very ring) a frame a subscriber still holds, which no
+        // reservation covers until it is released.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 src.as_ptr().add(in_commit_line),
