@@ -6,11 +6,11 @@
 //!   hardening): `offer` + `try_recv` of one 64-byte message on a FifoMpsc and on an
 //!   OrderedMpsc;
 //! - `single` / `batch`: 16 typed 64-byte messages on a FifoMpsc, published by 16 `offer`s
-//!   or by one `offer_batch`, then received by one `poll`;
+//!   or by one `offer_batch`, then received by one `drain`;
 //! - `raw-single` / `raw-batch` with `--size N`: the same with raw frames of N bytes, as
 //!   the size sweep of `benches/ipc` sends them;
 //! - `fanout`: 16 typed 64-byte messages by `offer`s on a FifoFanout with one tethered
-//!   and one lossy subscriber, received by the tethered one's `poll` and the lossy one's
+//!   and one lossy subscriber, received by the tethered one's `drain` and the lossy one's
 //!   `try_recv`s (what the publisher's overwrite frontier costs, with its refreshes).
 //!
 //! `--ring BYTES` sets the ring of the 16-message workloads, to see with cachegrind
@@ -31,7 +31,8 @@
 
 use clap::{Parser, ValueEnum};
 use salias::{
-    Bytes, Config, FifoFanout, FifoMpsc, OrderedMpsc, Publisher, RawChannel, RawFifoMpsc, SaliasMessage, Subscriber,
+    Bytes, Config, FifoFanout, FifoMpsc, OrderedMpsc, Publisher, RawFifoMpsc, SaliasMessage, Subscriber,
+    config::RawChannel,
 };
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -120,7 +121,7 @@ fn pair(name: &str, rounds: u64) -> u64 {
     sum
 }
 
-/// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `poll`.
+/// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `drain`.
 fn typed(config: &Config, rounds: u64, batched: bool) -> u64 {
     let channel = FifoMpsc::<Tick>::create(config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Tick>, Subscriber<Tick>) =
@@ -139,7 +140,7 @@ fn typed(config: &Config, rounds: u64, batched: bool) -> u64 {
                 publisher.offer(tick).unwrap();
             }
         }
-        let polled = subscriber.poll(BATCH, |_, tick| sum += tick.seq).unwrap();
+        let polled = subscriber.drain(BATCH, |_, tick| sum += tick.seq).unwrap();
         assert_eq!(polled, BATCH);
     }
     let messages = rounds * BATCH as u64;
@@ -148,7 +149,7 @@ fn typed(config: &Config, rounds: u64, batched: bool) -> u64 {
 }
 
 /// 16 raw frames of `size` bytes a round (the sequence number in their first bytes, as
-/// many as fit), by `offer`s or one `offer_batch`, received by one `poll`.
+/// many as fit), by `offer`s or one `offer_batch`, received by one `drain`.
 fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u64 {
     let channel = RawFifoMpsc::create(&config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Bytes>, Subscriber<Bytes>) =
@@ -169,7 +170,7 @@ fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u
             }
         }
         let polled = subscriber
-            .poll(BATCH, |_, frame| {
+            .drain(BATCH, |_, frame| {
                 let mut seq = [0u8; 8];
                 seq[..head].copy_from_slice(&frame[..head]);
                 sum = sum.wrapping_add(u64::from_le_bytes(seq));
@@ -181,7 +182,7 @@ fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u
 }
 
 /// 16 typed messages a round by `offer`s on a Fanout channel, received by a tethered
-/// subscriber's `poll` and by a lossy subscriber's `try_recv`s, which keep up (no loss).
+/// subscriber's `drain` and by a lossy subscriber's `try_recv`s, which keep up (no loss).
 fn fanout(config: &Config, rounds: u64) -> u64 {
     let channel = FifoFanout::<Tick>::create(config).unwrap();
     let mut tethered = channel.subscriber().unwrap();
@@ -193,7 +194,7 @@ fn fanout(config: &Config, rounds: u64) -> u64 {
             let seq = round * BATCH as u64 + i;
             publisher.offer(&Tick { seq, words: [seq; 7] }).unwrap();
         }
-        assert_eq!(tethered.poll(BATCH, |_, tick| sum += tick.seq).unwrap(), BATCH);
+        assert_eq!(tethered.drain(BATCH, |_, tick| sum += tick.seq).unwrap(), BATCH);
         while let Some(copy) = lossy.try_recv().unwrap() {
             sum += copy.seq;
         }

@@ -1,5 +1,5 @@
 //! Divan micro-benchmarks of the publish and receive paths on their own, in one process:
-//! `offer`, `offer_batch`, `poll` and `try_recv` for every kind, 256 messages per
+//! `offer`, `offer_batch`, `drain` and `try_recv` for every kind, 256 messages per
 //! iteration. The other side's work (draining before a publish, filling before a
 //! receive) runs outside the timer, and every iteration checks that all 256 went through.
 //!
@@ -9,7 +9,7 @@ use std::cell::RefCell;
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, Publisher, Subscriber, Topology};
+use salias::{Channel, Config, Fanout, Fifo, Mpsc, Ordered, Publisher, Subscriber, kind::Mode, kind::Topology};
 
 #[path = "common/msg64.rs"]
 mod msg64;
@@ -41,7 +41,7 @@ impl<M: Mode, K: Topology> Ends<M, K> {
     }
 
     fn drain(&mut self) {
-        while self.subscriber.poll(PER_ITERATION, |_, _| {}).unwrap() > 0 {}
+        while self.subscriber.drain(PER_ITERATION, |_, _| {}).unwrap() > 0 {}
     }
 
     fn fill(&mut self) {
@@ -80,8 +80,8 @@ fn offer_batch<M: Mode, K: Topology>(bencher: Bencher) {
         });
 }
 
-fn poll<M: Mode, K: Topology>(bencher: Bencher) {
-    let ends = Ends::<M, K>::new("poll");
+fn drain<M: Mode, K: Topology>(bencher: Bencher) {
+    let ends = Ends::<M, K>::new("drain");
     bencher
         .counter(ItemsCount::new(PER_ITERATION))
         .with_inputs(|| ends.borrow_mut().fill())
@@ -90,7 +90,7 @@ fn poll<M: Mode, K: Topology>(bencher: Bencher) {
             let received = ends
                 .borrow_mut()
                 .subscriber
-                .poll(PER_ITERATION, |_, m| sum += m.seq)
+                .drain(PER_ITERATION, |_, m| sum += m.seq)
                 .unwrap();
             assert_eq!(received, PER_ITERATION);
             assert_eq!(sum, (PER_ITERATION * (PER_ITERATION - 1) / 2) as u64);
@@ -121,7 +121,7 @@ macro_rules! kinds {
             #[divan::bench]
             fn offer_batch_16(bencher: Bencher) { super::offer_batch::<$mode, $topology>(bencher) }
             #[divan::bench]
-            fn poll(bencher: Bencher) { super::poll::<$mode, $topology>(bencher) }
+            fn drain(bencher: Bencher) { super::drain::<$mode, $topology>(bencher) }
             #[divan::bench]
             fn try_recv(bencher: Bencher) { super::try_recv::<$mode, $topology>(bencher) }
         }

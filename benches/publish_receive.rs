@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, Topology};
+use salias::{Channel, Config, Fanout, Fifo, Mpsc, Ordered, kind::Mode, kind::Topology};
 
 #[path = "common/msg64.rs"]
 mod msg64;
@@ -52,7 +52,7 @@ fn variant<M: Mode, K: Topology>(batched: bool) -> Variant {
                     seq += 1;
                 }
             }
-            subscriber.poll(BATCH, |_, m| checksum += m.seq).unwrap();
+            subscriber.drain(BATCH, |_, m| checksum += m.seq).unwrap();
         }
         let elapsed = start.elapsed();
         assert_eq!(checksum, MESSAGES * (MESSAGES - 1) / 2, "every message received once");

@@ -10,7 +10,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use salias::{BusySpin, Config, Error, FifoMpsc, PublishError, SaliasMessage};
+use salias::{Config, Error, FifoMpsc, PublishError, SaliasMessage, wait::BusySpin};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// 64 bytes: one cache line.

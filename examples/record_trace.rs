@@ -14,14 +14,15 @@
 //!
 //! Everything recorded is observable through the library's API: the result of each
 //! `offer`, each message `try_recv` returns (slot, sequence, gap, length), `gaps()`, and
-//! before and after every call `salias::channel_status`, whose differences give the
+//! before and after every call `salias::status::channel_status`, whose differences give the
 //! commit positions, the taken sequence numbers and the cursor releases. One thread
 //! drives every handle in a fixed order, so the trace is the same on every run.
 
 use std::time::{Duration, Instant};
 
 use salias::{
-    ChannelStatus, Config, Error, PublishError, Publisher, RawOrderedMpsc, SlotHolder, Subscriber, channel_status,
+    Config, Error, PublishError, Publisher, RawOrderedMpsc, Subscriber, status::ChannelStatus, status::SlotHolder,
+    status::channel_status,
 };
 use serde_json::{Value, json};
 

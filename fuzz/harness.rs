@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::MmapMut;
 use salias::__private::{RawOffsets, shm_object_names};
-use salias::{Bytes, Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, SaliasMessage, Topology};
+use salias::{Bytes, Channel, Config, Fanout, Fifo, Mpsc, Ordered, SaliasMessage, kind::Mode, kind::Topology};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
@@ -82,7 +82,7 @@ fn exercise<M: Mode, K: Topology>(messages: u64, data: &[u8]) {
         for _ in 0..64 {
             let _ = subscriber.try_recv().map(|m| m.map(|t| std::hint::black_box(t.value)));
         }
-        let _ = subscriber.poll(64, |_, t| {
+        let _ = subscriber.drain(64, |_, t| {
             std::hint::black_box(t.seq);
         });
     }
@@ -104,7 +104,7 @@ fn exercise<M: Mode, K: Topology>(messages: u64, data: &[u8]) {
     if let Ok(raw) = Channel::<Bytes, M, K>::connect_as_bytes(&name)
         && let Ok(mut subscriber) = raw.subscriber()
     {
-        let _ = subscriber.poll(64, |_, bytes| {
+        let _ = subscriber.drain(64, |_, bytes| {
             std::hint::black_box(bytes.len());
         });
     }

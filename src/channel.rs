@@ -97,9 +97,9 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     }
 
     /// Whether the channel's name still leads to this handle's channel, or the channel was
-    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// removed or replaced since (see [`NameState`](crate::region::NameState)). A few system
     /// calls; for cold paths.
-    pub fn name_state(&self) -> Result<crate::NameState> {
+    pub fn name_state(&self) -> Result<crate::region::NameState> {
         self.shared.name_state()
     }
 
@@ -280,7 +280,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// let channel = salias::FifoFanout::<Tick>::create(&Config::new(&name))?;
     /// let _subscriber = channel.subscriber()?;
     /// // Nobody died, so nothing is freed.
-    /// assert_eq!(channel.reap(), salias::Reaped::default());
+    /// assert_eq!(channel.reap(), salias::channel::Reaped::default());
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn reap(&self) -> Reaped {
@@ -401,7 +401,7 @@ impl<T: Payload, M: Mode, K: Topology> std::fmt::Debug for Channel<T, M, K> {
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-reaped-{}", std::process::id());
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
-/// let salias::Reaped { publishers, subscribers } = channel.reap();
+/// let salias::channel::Reaped { publishers, subscribers } = channel.reap();
 /// assert_eq!((publishers, subscribers), (0, 0));
 /// # Ok::<(), salias::Error>(())
 /// ```
@@ -445,7 +445,7 @@ pub fn remove(name: &str) -> Result<()> {
 /// # let name = format!("doc-remove-stale-{}", std::process::id());
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// // Its owner (this process) is alive: not stale, so it stays.
-/// assert!(!salias::remove_stale(&name)?);
+/// assert!(!salias::channel::remove_stale(&name)?);
 /// # drop(channel);
 /// # Ok::<(), salias::Error>(())
 /// ```

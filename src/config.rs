@@ -1,5 +1,6 @@
-//! Channel names and [`Config`]: everything `create` needs, validated (`region`'s
-//! geometry) before any shared memory is touched.
+//! What a channel is created with: [`Config`], the rules for channel names
+//! ([`validate_name`]), huge pages, and the limits every setting is checked against
+//! before any shared memory is touched.
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
@@ -18,8 +19,8 @@ pub const MAX_CAPACITY: usize = 1 << 40;
 /// Explicit huge pages for the rings. `None` uses normal pages.
 ///
 /// ```
-/// let config = salias::Config::new("quotes").capacity(2 << 20).huge_pages(salias::HugePages::Size2MB);
-/// assert_eq!(salias::HugePages::Size2MB.size(), Some(2 << 20));
+/// let config = salias::Config::new("quotes").capacity(2 << 20).huge_pages(salias::config::HugePages::Size2MB);
+/// assert_eq!(salias::config::HugePages::Size2MB.size(), Some(2 << 20));
 /// // `create` fails, rather than falling back, where no hugetlbfs mount has free pages.
 /// # let _ = config;
 /// # Ok::<(), salias::Error>(())
@@ -76,7 +77,7 @@ impl HugePages {
 /// ```
 /// let config = salias::Config::new("quotes").capacity(4 << 20).publishers(2);
 /// assert_eq!(config.name(), "quotes");
-/// let raw: salias::Config<salias::RawChannel> = config.max_message_size(256);
+/// let raw: salias::Config<salias::config::RawChannel> = config.max_message_size(256);
 /// # let _ = raw;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,7 +146,7 @@ impl Config {
     /// (`0o600`), and names removed when the owner drops the channel.
     ///
     /// ```
-    /// use salias::{Config, HugePages};
+    /// use salias::{Config, config::HugePages};
     /// let config = Config::new("market-data")
     ///     .capacity(4 << 20)          // 4 MiB of ring per publisher
     ///     .publishers(2)               // two publisher slots
@@ -213,7 +214,7 @@ impl<C: ChannelSettings> Config<C> {
     /// ```
     /// # let name = format!("doc-subscribers-{}", std::process::id());
     /// let channel = salias::RawFifoFanout::create(&salias::Config::new(&name))?;
-    /// assert_eq!(channel.subscribers(), salias::DEFAULT_FANOUT_SUBSCRIBERS);
+    /// assert_eq!(channel.subscribers(), salias::config::DEFAULT_FANOUT_SUBSCRIBERS);
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn subscribers(mut self, slots: u32) -> Self {
@@ -288,7 +289,7 @@ impl<C: ChannelSettings> Config<C> {
     /// ```
     /// # let name = format!("doc-permissions-{}", std::process::id());
     /// let _channel = salias::RawFifoMpsc::create(&salias::Config::new(&name).permissions(0o640))?;
-    /// assert_eq!(salias::channel_status(&name)?.mode, 0o640);
+    /// assert_eq!(salias::status::channel_status(&name)?.mode, 0o640);
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn permissions(mut self, mode: u32) -> Self {
@@ -337,8 +338,8 @@ impl<C: ChannelSettings> Config<C> {
 /// cannot escape it.
 ///
 /// ```
-/// assert!(salias::validate_name("market-data.eu_1").is_ok());
-/// let err = salias::validate_name("bad/name").unwrap_err();
+/// assert!(salias::config::validate_name("market-data.eu_1").is_ok());
+/// let err = salias::config::validate_name("bad/name").unwrap_err();
 /// assert!(err.to_string().contains("'/'"));
 /// ```
 pub fn validate_name(name: &str) -> Result<()> {

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::handle_error::{PublishError, ReceiveError};
+pub use crate::handle_error::{MAX_GAP, PublishError, ReceiveError};
 use crate::wire::layout::MAX_NAME_LEN;
 
 /// Which kind of handle a slot belongs to.
@@ -21,7 +21,7 @@ use crate::wire::layout::MAX_NAME_LEN;
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let _only = channel.subscriber()?;
 /// match channel.subscriber() {
-///     Err(salias::Error::NoFreeSlot { role, slots, .. }) => assert_eq!((role, slots), (salias::Role::Subscriber, 1)),
+///     Err(salias::Error::NoFreeSlot { role, slots, .. }) => assert_eq!((role, slots), (salias::error::Role::Subscriber, 1)),
 ///     other => panic!("{other:?}"),
 /// }
 /// # Ok::<(), salias::Error>(())
@@ -46,17 +46,17 @@ impl fmt::Display for Role {
 /// Why a channel name was refused.
 ///
 /// ```
-/// use salias::{Error, NameProblem};
-/// let err = salias::validate_name("").unwrap_err();
+/// use salias::{Error, error::NameProblem};
+/// let err = salias::config::validate_name("").unwrap_err();
 /// assert!(matches!(err, Error::InvalidName { problem: NameProblem::Empty, .. }));
-/// let err = salias::validate_name("-quotes").unwrap_err();
+/// let err = salias::config::validate_name("-quotes").unwrap_err();
 /// assert!(matches!(err, Error::InvalidName { problem: NameProblem::BadStart, .. }));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NameProblem {
     /// The name has no characters.
     Empty,
-    /// The name is longer than [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes.
+    /// The name is longer than [`MAX_NAME_LEN`] bytes.
     TooLong {
         /// Its length in bytes.
         len: usize,
@@ -88,7 +88,7 @@ pub enum NameProblem {
 /// // Someone widened the channel's files after they were created:
 /// std::fs::set_permissions(format!("/dev/shm{}", objects[0]), std::fs::Permissions::from_mode(0o666)).unwrap();
 /// match salias::FifoMpsc::<Tick>::connect(&name) {
-///     Err(salias::Error::Untrusted { problem: salias::TrustProblem::WiderMode { recorded: 0o600 }, .. }) => {}
+///     Err(salias::Error::Untrusted { problem: salias::error::TrustProblem::WiderMode { recorded: 0o600 }, .. }) => {}
 ///     other => panic!("{other:?}"),
 /// }
 /// # }
@@ -115,8 +115,8 @@ pub enum TrustProblem {
 }
 
 /// Every way a setup call can fail, and what `?` makes of a failed publish or receive
-/// (the hot path itself returns the small [`PublishError`](crate::PublishError) and
-/// [`ReceiveError`](crate::ReceiveError)).
+/// (the hot path itself returns the small [`PublishError`] and
+/// [`ReceiveError`]).
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};
@@ -203,6 +203,17 @@ pub enum Error {
         /// The layout version this build understands.
         supported: u32,
     },
+    /// The channel was created by a process whose platform layer wakes sleepers another
+    /// way (the Linux layer and the portable one, `--cfg salias_portable`): the two would
+    /// miss each other's wake-ups.
+    PlatformMismatch {
+        /// The channel name.
+        name: String,
+        /// The layer the channel was created with.
+        channel_layer: &'static str,
+        /// This process's layer.
+        this_layer: &'static str,
+    },
     /// A shared-memory object with the channel's name exists but is not a salias channel.
     NotAChannel {
         /// The channel name.
@@ -249,10 +260,10 @@ pub enum Error {
         /// How many slots the channel has.
         slots: u32,
     },
-    /// A publish failed; `?` turned its [`PublishError`](crate::PublishError) into this.
+    /// A publish failed; `?` turned its [`PublishError`] into this.
     /// For a broken channel, `fault()` on the publisher has the full error.
     Publish(PublishError),
-    /// A receive failed; `?` turned its [`ReceiveError`](crate::ReceiveError) into this.
+    /// A receive failed; `?` turned its [`ReceiveError`] into this.
     /// For a broken channel, `fault()` on the subscriber has the full error.
     Receive(ReceiveError),
     /// An operating-system call failed.
@@ -327,7 +338,7 @@ impl Error {
     }
 
     /// A platform failure that the OS did not report as an errno.
-    #[cfg_attr(any(not(target_os = "linux"), feature = "portable"), allow(dead_code))]
+    #[cfg_attr(any(not(target_os = "linux"), salias_portable), allow(dead_code))]
     pub(crate) fn platform_check(call: &'static str, object: impl Into<String>, hint: impl Into<String>) -> Self {
         Error::Platform {
             call,
@@ -366,6 +377,7 @@ impl fmt::Debug for Error {
             Error::TypeMismatch { .. } => "TypeMismatch",
             Error::KindMismatch { .. } => "KindMismatch",
             Error::VersionMismatch { .. } => "VersionMismatch",
+            Error::PlatformMismatch { .. } => "PlatformMismatch",
             Error::NotAChannel { .. } => "NotAChannel",
             Error::Initializing { .. } => "Initializing",
             Error::Corrupt { .. } => "Corrupt",
@@ -444,6 +456,14 @@ impl fmt::Display for Error {
             Error::VersionMismatch { name, found, supported } => write!(
                 f,
                 "channel {name:?} has shared-memory layout version {found}, this build of salias understands version {supported}; use the same salias version in every process"
+            ),
+            Error::PlatformMismatch {
+                name,
+                channel_layer,
+                this_layer,
+            } => write!(
+                f,
+                "channel {name:?} was created by a process built with {channel_layer}, this process uses {this_layer}; the two miss each other's wake-ups, so build every process of a channel with the same layer"
             ),
             Error::NotAChannel { name, reason } => write!(
                 f,

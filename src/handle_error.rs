@@ -68,7 +68,7 @@ pub enum PublishError {
         expected: u32,
     },
     /// `Publisher::publish_gap` was asked to declare more numbers lost in one call than
-    /// it accepts ([`MAX_GAP`](crate::MAX_GAP)).
+    /// it accepts ([`MAX_GAP`](crate::error::MAX_GAP)).
     GapTooLarge {
         /// The count asked for.
         count: u64,
@@ -89,7 +89,7 @@ pub enum PublishError {
     Reactor,
 }
 
-/// Why a receive failed (`try_recv`, `poll`, `recv`, `recv_timeout`, and with the `tokio`
+/// Why a receive failed (`try_recv`, `drain`, `recv`, `recv_timeout`, and with the `tokio`
 /// feature `recv_async`, `poll_recv`). `Copy` and at most 12 bytes; `Display` says what
 /// was wrong and what to do.
 ///

@@ -15,7 +15,7 @@ mod sealed {
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-mode-{}", std::process::id());
-/// use salias::{Channel, Fanout, Fifo, Mode, Ordered};
+/// use salias::{Channel, Fanout, Fifo, kind::Mode, Ordered};
 /// assert!(Ordered::ORDERED && !Fifo::ORDERED);
 /// // The kind is part of the type: `Channel<T, Ordered, Fanout>` is an `OrderedFanout<T>`.
 /// fn describe<M: Mode>(_: &Channel<Tick, M, Fanout>) -> &'static str { M::NAME }
@@ -42,7 +42,7 @@ pub trait Mode: sealed::Sealed + Send + Sync + 'static {
 /// How many subscribers see each message. Implemented by [`Mpsc`] and [`Fanout`].
 ///
 /// ```
-/// use salias::{Fanout, Mpsc, Topology};
+/// use salias::{Fanout, Mpsc, kind::Topology};
 /// assert!(Fanout::FANOUT && !Mpsc::FANOUT);
 /// assert_eq!((Mpsc::NAME, Fanout::NAME), ("Mpsc", "Fanout"));
 /// ```
@@ -69,7 +69,7 @@ pub trait Topology: sealed::Sealed + Send + Sync + 'static {
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-global-order-{}", std::process::id());
-/// fn last_number<K: salias::Topology>(subscriber: &salias::Subscriber<Tick, salias::Ordered, K>) -> u64 {
+/// fn last_number<K: salias::kind::Topology>(subscriber: &salias::Subscriber<Tick, salias::Ordered, K>) -> u64 {
 ///     subscriber.next_sequence() // only Ordered subscribers have one
 /// }
 /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name))?;
@@ -121,6 +121,7 @@ impl MultiSubscriber for Fanout {}
 /// # let _ = channel;
 /// # Ok::<(), salias::Error>(())
 /// ```
+#[derive(Debug)]
 pub enum Fifo {}
 
 /// One global order across all publishers, the same for every subscriber, established by
@@ -138,6 +139,7 @@ pub enum Fifo {}
 /// assert_eq!(channel.subscriber()?.try_recv()?.map(|m| m.sequence()), Some(0));
 /// # Ok::<(), salias::Error>(())
 /// ```
+#[derive(Debug)]
 pub enum Ordered {}
 
 /// Many publishers, one subscriber.
@@ -153,6 +155,7 @@ pub enum Ordered {}
 /// assert_eq!((channel.publishers(), channel.subscribers()), (4, 1));
 /// # Ok::<(), salias::Error>(())
 /// ```
+#[derive(Debug)]
 pub enum Mpsc {}
 
 /// Many publishers, several subscribers; each subscriber sees every message.
@@ -171,6 +174,7 @@ pub enum Mpsc {}
 /// assert_eq!(b.try_recv()?.map(|t| t.seq), Some(9)); // both see it
 /// # Ok::<(), salias::Error>(())
 /// ```
+#[derive(Debug)]
 pub enum Fanout {}
 
 impl sealed::Sealed for Fifo {}

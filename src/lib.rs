@@ -31,23 +31,33 @@
 //!
 //! # Contents
 //!
+//! The crate root holds what a first program needs; the modules hold the rest, one
+//! concern each.
+//!
 //! - **Channels**: [`Channel`] and its kinds [`FifoMpsc`], [`FifoFanout`], [`OrderedMpsc`],
-//!   [`OrderedFanout`]; raw bytes with [`RawFifoMpsc`]; [`remove`] for cleanup.
-//! - **Kinds**: ordering [`Mode`] ([`Fifo`], [`Ordered`]) × [`Topology`] ([`Mpsc`], [`Fanout`]).
-//! - **Messages**: [`Message`] (zerocopy's plain-data traits plus a fingerprint) and
-//!   `#[derive(SaliasMessage)]`, [`Bytes`], [`Fingerprint`]; [`zerocopy`] re-exported.
-//! - **Handles**: [`Publisher`] (`offer`, `offer_batch`, `claim`, `send`), [`Subscriber`]
-//!   (`try_recv`, `poll`, `recv`, `recv_timeout`), and their borrowed views.
-//! - **Configuration**: [`Config`] (`Config<RawChannel>` once a raw-only setting is
-//!   made, which only raw channels accept), [`HugePages`].
-//! - **Waiting**: [`WaitStrategy`] with [`BusySpin`], [`SpinThenYield`], [`Adaptive`].
-//! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
-//! - **Peers**: [`NameState`] (`name_state` on every handle), [`SubscriberCount`],
-//!   [`Recovered`], [`removed_channel_users`]; see When the other side goes away.
+//!   [`OrderedFanout`] (raw bytes: [`RawFifoMpsc`] and friends); [`remove`] for cleanup.
+//!   More in [`channel`]: [`remove_stale`](channel::remove_stale), what `reap` and a
+//!   recovering `create` report.
+//! - **Handles**: [`Publisher`] (`offer`, `offer_batch`, `claim`, `send`; a [`Claim`] or
+//!   [`ClaimBytes`] is written in place), [`Subscriber`] (`try_recv`, `drain`, `recv`,
+//!   `recv_timeout`, handing out [`Received`] views) and [`LossySubscriber`]; what else a
+//!   receive reports (origin, losses, gaps) is in [`receive`].
+//! - **Messages**: [`Message`] (zerocopy's plain-data traits plus a fingerprint), derived
+//!   with [`SaliasMessage`], or raw [`Bytes`]; [`zerocopy`] re-exported; the fingerprint
+//!   and the payload trait in [`message`].
+//! - **Kinds**: [`Fifo`] or [`Ordered`] × [`Mpsc`] or [`Fanout`]; the traits behind them in
+//!   [`kind`].
+//! - **Configuration**: [`Config`]; huge pages, name rules and limits in [`config`].
 //! - **Errors**: [`Error`] from setup calls, whose `Display` says what went wrong and what
 //!   to do; the small `Copy` [`PublishError`] and [`ReceiveError`] from publishing and
 //!   receiving, with the full error of a broken channel in the handle's `fault()`; `?`
-//!   turns them into an `Error`.
+//!   turns them into an `Error`. Their details in [`error`].
+//! - **Waiting**: how a blocking call waits, [`wait::WaitStrategy`] ([`wait::Adaptive`] by
+//!   default).
+//! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
+//! - **Watching**: [`status`], a channel's live state without connecting, and who is on
+//!   it ([`status::NameState`], [`status::SubscriberCount`]); see When the other side goes
+//!   away.
 //!
 //! # Event loops and async
 //!
@@ -136,7 +146,7 @@
 //! then waits for the next peer as it did before the first: start-up order is no error.
 //! A drop is heard at once, a crash within 100 ms of a waiting handle's look.
 //! [`Subscriber::live_publishers`], [`Publisher::subscribers`] and `name_state` (on every
-//! handle: [`NameState`]) say who is there and whether the name still leads here.
+//! handle: [`NameState`](status::NameState)) say who is there and whether the name still leads here.
 //!
 //! ```
 //! # use salias::{Config, SaliasMessage};
@@ -184,7 +194,7 @@
 //!   [`Error::Untrusted`] unless a [`Trust`] names that user; symlinks at an object's name
 //!   are never followed; objects whose mode was widened after creation are refused.
 //! - **A name changes hands** (`tests/name_reuse.rs`): an owner's drop and
-//!   [`remove_stale`] unlink only the objects they created, never a newer channel's.
+//!   [`remove_stale`](channel::remove_stale) unlink only the objects they created, never a newer channel's.
 //! - **The process forks** (`tests/fork.rs`): in the child every inherited handle returns
 //!   `Inherited` ([`PublishError::Inherited`], [`ReceiveError::Inherited`],
 //!   [`Error::Inherited`]) and releases nothing, and the inherited mappings are private
@@ -218,48 +228,68 @@
 //! section.
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+#![deny(clippy::multiple_unsafe_ops_per_block, clippy::missing_safety_doc)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
-mod channel;
-mod config;
-mod error;
+pub mod channel;
+pub mod config;
+pub mod error;
 mod fault;
 mod fnv;
 mod handle_error;
-mod kind;
-mod message;
+pub mod kind;
+pub mod message;
 mod platform;
 mod prefetch;
-/// Public only for the loom models and the `testing` hooks: not API.
-#[cfg(any(loom, feature = "testing"))]
+/// Public only for the loom models and the Miri and fault-injection tests (`--cfg
+/// salias_testing`): not API.
+#[cfg(any(loom, salias_testing))]
 #[doc(hidden)]
 pub mod protocol;
-#[cfg(not(any(loom, feature = "testing")))]
+// Reached through `protocol` and `__private` in the test builds only.
+#[cfg(not(any(loom, salias_testing)))]
+#[allow(unreachable_pub, reason = "public in the test builds (--cfg salias_testing)")]
 mod protocol;
 mod publisher;
 mod readiness;
 mod region;
-mod status;
+pub mod status;
 mod subscriber;
 mod trust;
-mod wait;
+pub mod wait;
+#[cfg_attr(
+    not(salias_testing),
+    allow(
+        unreachable_pub,
+        reason = "the ring views are public in the test builds (--cfg salias_testing)"
+    )
+)]
 mod wire;
 
+// What a first program needs, at the root; the rest in the modules above and `receive`.
 pub use channel::{
     Channel, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, RawFifoFanout, RawFifoMpsc, RawOrderedFanout,
-    RawOrderedMpsc, Reaped, Recovered, remove, remove_stale,
+    RawOrderedMpsc, remove,
 };
-pub use config::{
-    AnyChannel, ChannelSettings, Config, Creates, DEFAULT_FANOUT_SUBSCRIBERS, HugePages, MAX_CAPACITY, MAX_NAME_LEN,
-    MAX_PUBLISHERS, MAX_SUBSCRIBERS, RawChannel, validate_name,
-};
-pub use error::{Error, NameProblem, Result, Role, TrustProblem};
-pub use handle_error::{MAX_GAP, PublishError, ReceiveError};
-pub use kind::{Fanout, Fifo, GlobalOrder, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
-pub use message::{Bytes, Fingerprint, Message, Payload};
+pub use config::Config;
+pub use error::{Error, PublishError, ReceiveError, Result};
+pub use kind::{Fanout, Fifo, Mpsc, Ordered};
+pub use message::{Bytes, Message};
 pub use publisher::{Claim, ClaimBytes, Publisher};
+pub use subscriber::{LossySubscriber, Received, ReceivedBytes, Subscriber};
+pub use trust::Trust;
+
+/// What a receive hands out besides the message: its [`MessageInfo`](receive::MessageInfo)
+/// (publisher slot, sequence number, the gap before it), a lossy subscriber's
+/// [`Copied`](receive::Copied) messages and [`Losses`](receive::Losses), and a subscriber's
+/// [`Gaps`](receive::Gaps).
+pub mod receive {
+    pub use crate::subscriber::{Copied, Gaps, Loss, Losses, MessageInfo};
+}
+
 /// Makes a `#[repr(C)]` struct that derives zerocopy's `FromBytes`, `IntoBytes`,
 /// `Immutable` and `KnownLayout` a [`Message`], recording its fingerprint; refuses, at
 /// compile time and saying what to use instead, pointers, references, heap types, `bool`,
@@ -281,13 +311,6 @@ pub use publisher::{Claim, ClaimBytes, Publisher};
 /// assert_eq!((Quote::FINGERPRINT.name, Quote::FINGERPRINT.schema_version), ("Quote", 2));
 /// ```
 pub use salias_derive::SaliasMessage;
-pub use status::{
-    ChannelStatus, NameState, PublisherStatus, RecordedType, SlotHolder, SubscriberCount, SubscriberKind,
-    SubscriberStatus, channel_status, channel_status_with, list_channels, removed_channel_users,
-};
-pub use subscriber::{Copied, Gaps, Loss, Losses, LossySubscriber, MessageInfo, Received, ReceivedBytes, Subscriber};
-pub use trust::Trust;
-pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy};
 
 /// zerocopy, re-exported: a message type derives its `FromBytes`, `IntoBytes`, `Immutable`
 /// and `KnownLayout` (see [`Message`]), and so does a type used as a field inside one. Its
@@ -295,37 +318,38 @@ pub use wait::{Adaptive, BusySpin, Park, SHORT_PARK, SpinThenYield, WaitStrategy
 /// `zerocopy = { version = "0.8", features = ["derive"] }`.
 pub use zerocopy;
 
-/// Items the derive macro expands to (always), and the test hooks of the `testing`
-/// feature; not part of the public API.
+/// Items the derive macro expands to (always), and the test hooks of `--cfg salias_testing`;
+/// not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::message::{DerivedMessage, FieldLayout, PlainData, assert_plain_data};
-    #[cfg(feature = "testing")]
+    pub use crate::message::Fingerprint;
+    pub use crate::message::derived::{DerivedMessage, FieldLayout, PlainData, assert_plain_data};
+    #[cfg(salias_testing)]
     pub use crate::wire::layout::RawOffsets;
     /// The ring views and frame geometry, for the Miri models of the protocol on a
     /// heap-backed ring (`tests/miri.rs`).
-    #[cfg(feature = "testing")]
+    #[cfg(salias_testing)]
     pub use crate::wire::{
         frame::{RawHeader, Shape},
         ring::{ReadOnly, Ring, Writable},
     };
 
     /// Sets how long `connect` waits for an owner that is still initialising (default 2 s).
-    #[cfg(feature = "testing")]
+    #[cfg(salias_testing)]
     pub fn set_connect_init_wait(wait: std::time::Duration) {
         crate::region::set_init_wait(wait);
     }
 
     /// How many times subscribers of this process have woken publishers waiting for
     /// room: each is one futex call on a release.
-    #[cfg(feature = "testing")]
+    #[cfg(salias_testing)]
     pub fn room_wakes() -> u64 {
         crate::readiness::room_wakes()
     }
 
     /// The shared-memory object names behind a channel name: control block, rings. For
     /// tests and tools that inspect or forge the raw objects.
-    #[cfg(feature = "testing")]
+    #[cfg(salias_testing)]
     pub fn shm_object_names(name: &str) -> [String; 2] {
         let names = crate::platform::ObjectNames::of(name);
         [names.control, names.rings]

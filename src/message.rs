@@ -6,6 +6,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use crate::fnv;
 use crate::kind::Mode;
 use crate::wire::frame::Shape;
+use derived::{DerivedMessage, FieldLayout};
 
 /// A plain-data message type that can be copied byte for byte between processes.
 ///
@@ -58,14 +59,6 @@ pub trait Message: FromBytes + IntoBytes + Immutable + KnownLayout + Sized + Sen
     const FINGERPRINT: Fingerprint;
 }
 
-/// What `#[derive(SaliasMessage)]` implements: the fingerprint it computed from the
-/// fields. Not public API; `Message` follows from it and zerocopy's traits.
-#[doc(hidden)]
-pub trait DerivedMessage {
-    /// The fingerprint computed by the derive.
-    const FINGERPRINT: Fingerprint;
-}
-
 // Not recommended in diagnostics: a type that is not a message is then reported with
 // `Message`'s (and `Payload`'s) own words, not as a missing hidden `DerivedMessage`.
 #[diagnostic::do_not_recommend]
@@ -81,24 +74,6 @@ where
     };
 }
 
-/// What the derive asks of the type itself, checked at the derive so that a type missing
-/// zerocopy's derives gets one error there that says which to add.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not implement zerocopy's `FromBytes`, `IntoBytes`, `Immutable` and `KnownLayout`, which a salias message needs",
-    label = "a salias message must also be plain data by zerocopy's derives",
-    note = "derive them next to `SaliasMessage`: `#[derive(SaliasMessage, zerocopy::FromBytes, zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)]`, with `zerocopy = {{ version = \"0.8\", features = [\"derive\"] }}` in Cargo.toml",
-    note = "if they are derived already, zerocopy's own errors for them say what to fix (padding, or a field that is not plain data)"
-)]
-pub trait PlainData {}
-
-#[diagnostic::do_not_recommend]
-impl<T: FromBytes + IntoBytes + Immutable + KnownLayout> PlainData for T {}
-
-/// Compiles only for a type with zerocopy's four traits; the derive calls it.
-#[doc(hidden)]
-pub const fn assert_plain_data<T: PlainData>() {}
-
 /// Marker for a raw byte channel: variable-length frames up to the configured maximum.
 ///
 /// ```
@@ -107,6 +82,7 @@ pub const fn assert_plain_data<T: PlainData>() {}
 /// channel.publisher()?.offer(b"any length, up to max_message_size")?;
 /// # Ok::<(), salias::Error>(())
 /// ```
+#[derive(Debug)]
 pub enum Bytes {}
 
 /// What identifies a message type across independently compiled processes.
@@ -132,16 +108,6 @@ pub struct Fingerprint {
     pub layout_hash: u64,
     /// The user's schema version, `#[salias(version = N)]`, 0 by default.
     pub schema_version: u32,
-}
-
-/// One field as the derive describes it to [`Fingerprint::of_fields`].
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct FieldLayout {
-    pub name: &'static str,
-    pub ty: &'static str,
-    pub offset: usize,
-    pub size: usize,
 }
 
 const fn fnv_u64(hash: u64, value: u64) -> u64 {
@@ -208,7 +174,7 @@ impl Fingerprint {
 /// Sealed: implemented by salias only.
 ///
 /// ```
-/// use salias::{Payload, SaliasMessage};
+/// use salias::{message::Payload, SaliasMessage};
 /// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 /// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
 /// #[repr(C)]
@@ -264,5 +230,49 @@ impl<T: Payload, M: Mode> Frame<T, M> {
     #[inline(always)]
     pub(crate) const fn len(payload: usize) -> usize {
         Self::SHAPE.len(payload)
+    }
+}
+
+/// What the derive's expansion names, through `salias::__private` only: not API, and
+/// outside the public `message` module so that diagnostics name them by that path.
+pub(crate) mod derived {
+    use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+    use super::Fingerprint;
+
+    /// What `#[derive(SaliasMessage)]` implements: the fingerprint it computed from the
+    /// fields. Not public API; `Message` follows from it and zerocopy's traits.
+    #[doc(hidden)]
+    pub trait DerivedMessage {
+        /// The fingerprint computed by the derive.
+        const FINGERPRINT: Fingerprint;
+    }
+
+    /// What the derive asks of the type itself, checked at the derive so that a type missing
+    /// zerocopy's derives gets one error there that says which to add.
+    #[doc(hidden)]
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` does not implement zerocopy's `FromBytes`, `IntoBytes`, `Immutable` and `KnownLayout`, which a salias message needs",
+        label = "a salias message must also be plain data by zerocopy's derives",
+        note = "derive them next to `SaliasMessage`: `#[derive(SaliasMessage, zerocopy::FromBytes, zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)]`, with `zerocopy = {{ version = \"0.8\", features = [\"derive\"] }}` in Cargo.toml",
+        note = "if they are derived already, zerocopy's own errors for them say what to fix (padding, or a field that is not plain data)"
+    )]
+    pub trait PlainData {}
+
+    #[diagnostic::do_not_recommend]
+    impl<T: FromBytes + IntoBytes + Immutable + KnownLayout> PlainData for T {}
+
+    /// Compiles only for a type with zerocopy's four traits; the derive calls it.
+    #[doc(hidden)]
+    pub const fn assert_plain_data<T: PlainData>() {}
+
+    /// One field as the derive describes it to [`Fingerprint::of_fields`].
+    #[doc(hidden)]
+    #[derive(Clone, Copy, Debug)]
+    pub struct FieldLayout {
+        pub name: &'static str,
+        pub ty: &'static str,
+        pub offset: usize,
+        pub size: usize,
     }
 }

@@ -49,8 +49,8 @@ impl SubscriberCount {
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-slot-holder-{}", std::process::id());
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
-/// let status = salias::channel_status(&name)?;
-/// assert_eq!(status.owner, salias::SlotHolder::Alive { pid: std::process::id() });
+/// let status = salias::status::channel_status(&name)?;
+/// assert_eq!(status.owner, salias::status::SlotHolder::Alive { pid: std::process::id() });
 /// assert_eq!(status.owner.to_string(), format!("pid {}", std::process::id()));
 /// # drop(channel);
 /// # Ok::<(), salias::Error>(())
@@ -108,7 +108,7 @@ impl std::fmt::Display for SlotHolder {
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let mut publisher = channel.publisher()?;
 /// publisher.offer(&Tick { seq: 0 })?;
-/// let slot = &salias::channel_status(&name)?.publishers[0];
+/// let slot = &salias::status::channel_status(&name)?.publishers[0];
 /// assert_eq!((slot.published, slot.backpressured, slot.pending), (1, 0, None));
 /// # Ok::<(), salias::Error>(())
 /// ```
@@ -140,7 +140,7 @@ pub struct PublisherStatus {
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let _subscriber = channel.subscriber()?;
 /// channel.publisher()?.offer(&Tick { seq: 0 })?;
-/// let slot = &salias::channel_status(&name)?.subscribers[0];
+/// let slot = &salias::status::channel_status(&name)?.subscribers[0];
 /// assert!(slot.backlog_bytes > 0); // published, not yet released
 /// # Ok::<(), salias::Error>(())
 /// ```
@@ -170,7 +170,7 @@ pub struct SubscriberStatus {
 /// How a subscriber keeps up with a Fanout channel's publishers.
 ///
 /// ```
-/// let kind = salias::SubscriberKind::Lossy;
+/// let kind = salias::status::SubscriberKind::Lossy;
 /// assert_eq!(kind.to_string(), "lossy");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -201,7 +201,7 @@ impl std::fmt::Display for SubscriberKind {
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-channel-status-{}", std::process::id());
 /// let _channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).capacity(64 << 10))?;
-/// let status = salias::channel_status(&name)?;
+/// let status = salias::status::channel_status(&name)?;
 /// assert_eq!((status.kind.as_str(), status.capacity), ("OrderedMpsc", 64 << 10));
 /// assert_eq!(status.message_type, Some(("Tick".to_string(), 8)));
 /// assert_eq!(status.sequence, Some(0));
@@ -254,7 +254,7 @@ pub struct ChannelStatus {
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-recorded-type-{}", std::process::id());
 /// let _channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
-/// let recorded = salias::channel_status(&name)?.recorded_type.expect("a typed channel");
+/// let recorded = salias::status::channel_status(&name)?.recorded_type.expect("a typed channel");
 /// assert!(recorded.is(&Tick::FINGERPRINT));
 /// assert!(recorded.to_string().starts_with("`Tick` (schema v0, 8 bytes, align 8, layout "));
 /// # Ok::<(), salias::Error>(())
@@ -302,7 +302,7 @@ impl std::fmt::Display for RecordedType {
 }
 
 impl ChannelStatus {
-    /// Whether the owner died without removing the channel: [`crate::remove_stale`]
+    /// Whether the owner died without removing the channel: [`crate::channel::remove_stale`]
     /// would remove it.
     pub fn is_stale(&self) -> bool {
         matches!(self.owner, SlotHolder::Dead { .. })
@@ -338,11 +338,11 @@ impl ChannelStatus {
 /// let mut publisher = channel.publisher()?;
 /// let _subscriber = channel.subscriber()?;
 /// publisher.offer(&Tick { seq: 1 })?;
-/// let status = salias::channel_status(&name)?;
+/// let status = salias::status::channel_status(&name)?;
 /// assert_eq!(status.kind, "FifoFanout");
 /// assert_eq!(status.publishers[0].published, 1);
-/// assert!(matches!(status.subscribers[0].holder, salias::SlotHolder::Alive { .. }));
-/// assert_eq!(status.subscribers[1].holder, salias::SlotHolder::Free);
+/// assert!(matches!(status.subscribers[0].holder, salias::status::SlotHolder::Alive { .. }));
+/// assert_eq!(status.subscribers[1].holder, salias::status::SlotHolder::Free);
 /// assert_eq!(status.mode, 0o600); // owner-only, the default
 /// # Ok::<(), salias::Error>(())
 /// ```
@@ -361,7 +361,7 @@ pub fn channel_status(name: &str) -> Result<ChannelStatus> {
 /// # let name = format!("doc-status-with-{}", std::process::id());
 /// let _channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// // A monitoring tool that reads every user's channels.
-/// let status = salias::channel_status_with(&name, &salias::Trust::any_user())?;
+/// let status = salias::status::channel_status_with(&name, &salias::Trust::any_user())?;
 /// assert!(!status.is_stale());
 /// # Ok::<(), salias::Error>(())
 /// ```
@@ -501,7 +501,7 @@ const SHM_DIR: &str = "/dev/shm";
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-list-{}", std::process::id());
 /// let _channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
-/// assert!(salias::list_channels()?.contains(&name));
+/// assert!(salias::status::list_channels()?.contains(&name));
 /// # Ok::<(), salias::Error>(())
 /// ```
 pub fn list_channels() -> Result<Vec<String>> {
@@ -537,10 +537,10 @@ pub fn list_channels() -> Result<Vec<String>> {
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-removed-users-{}", std::process::id());
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
-/// assert!(salias::removed_channel_users(&name)?.is_empty());
+/// assert!(salias::status::removed_channel_users(&name)?.is_empty());
 /// salias::remove(&name)?; // `channel` still maps it
 /// # #[cfg(target_os = "linux")]
-/// assert_eq!(salias::removed_channel_users(&name)?, [std::process::id()]);
+/// assert_eq!(salias::status::removed_channel_users(&name)?, [std::process::id()]);
 /// # drop(channel);
 /// # Ok::<(), salias::Error>(())
 /// ```

@@ -25,8 +25,8 @@ use crate::wire::layout::WakeWord;
 /// use std::time::Duration;
 /// /// Spins briefly, then sleeps in short naps (a commit still wakes it early).
 /// struct Patient;
-/// impl salias::WaitStrategy for Patient {
-///     fn wait(&mut self, idle: u32, park: &mut salias::Park<'_>) {
+/// impl salias::wait::WaitStrategy for Patient {
+///     fn wait(&mut self, idle: u32, park: &mut salias::wait::Park<'_>) {
 ///         if idle < 100 {
 ///             std::hint::spin_loop();
 ///         } else {
@@ -57,7 +57,7 @@ pub trait WaitStrategy: Send {
 /// # let name = format!("doc-busy-spin-{}", std::process::id());
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let mut subscriber = channel.subscriber()?;
-/// subscriber.set_wait_strategy(salias::BusySpin); // for a core reserved for this thread
+/// subscriber.set_wait_strategy(salias::wait::BusySpin); // for a core reserved for this thread
 /// # Ok::<(), salias::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -81,7 +81,7 @@ impl WaitStrategy for BusySpin {
 /// # let name = format!("doc-spin-yield-{}", std::process::id());
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let mut publisher = channel.publisher()?;
-/// publisher.set_wait_strategy(salias::SpinThenYield { spins: 100 });
+/// publisher.set_wait_strategy(salias::wait::SpinThenYield { spins: 100 });
 /// # Ok::<(), salias::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -124,7 +124,7 @@ impl WaitStrategy for SpinThenYield {
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let mut subscriber = channel.subscriber()?;
 /// // Sleep sooner than the default: fewer spins, no yields.
-/// subscriber.set_wait_strategy(salias::Adaptive { spins: 200, yields: 0, ..Default::default() });
+/// subscriber.set_wait_strategy(salias::wait::Adaptive { spins: 200, yields: 0, ..Default::default() });
 /// # Ok::<(), salias::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -177,9 +177,9 @@ impl WaitStrategy for Adaptive {
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-park-{}", std::process::id());
 /// struct Sleepy;
-/// impl salias::WaitStrategy for Sleepy {
-///     fn wait(&mut self, _idle: u32, park: &mut salias::Park<'_>) {
-///         park.park(salias::SHORT_PARK); // woken early by a commit; never past the deadline
+/// impl salias::wait::WaitStrategy for Sleepy {
+///     fn wait(&mut self, _idle: u32, park: &mut salias::wait::Park<'_>) {
+///         park.park(salias::wait::SHORT_PARK); // woken early by a commit; never past the deadline
 ///     }
 /// }
 /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
@@ -190,6 +190,15 @@ pub struct Park<'a> {
     wake: Option<&'a WakeWord>,
     ready: &'a mut dyn FnMut() -> bool,
     deadline: Option<Instant>,
+}
+
+impl std::fmt::Debug for Park<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Park")
+            .field("wakeable", &self.wake.is_some())
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Longest kernel sleep when nothing can wake the sleeper reliably: a Linux kernel (or

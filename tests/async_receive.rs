@@ -323,7 +323,7 @@ fn async_busy_receive_loop_lets_other_tasks_run() {
 }
 
 /// A child that publishes `COUNT` samples on a channel of kind `M`/`K` and dies by SIGKILL.
-fn publish_then_die<M: salias::Mode, K: salias::Topology>() {
+fn publish_then_die<M: salias::kind::Mode, K: salias::kind::Topology>() {
     let channel = salias::Channel::<Sample, M, K>::connect(&support::arg::<String>("NAME")).unwrap();
     let mut publisher = channel.publisher().unwrap();
     for seq in 0..support::arg::<u64>("COUNT") {
@@ -336,7 +336,7 @@ fn publish_then_die<M: salias::Mode, K: salias::Topology>() {
 /// `recv_async` beside a heartbeat timer hears that its only publisher process was
 /// killed, after receiving everything it committed; a next publisher is received as
 /// usual, and its drop heard too.
-fn async_subscriber_hears_its_publisher_killed<M: salias::Mode, K: salias::Topology>(test: &str) {
+fn async_subscriber_hears_its_publisher_killed<M: salias::kind::Mode, K: salias::kind::Topology>(test: &str) {
     const COUNT: u64 = 2_000;
     if role().is_some() {
         return publish_then_die::<M, K>();

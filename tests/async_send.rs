@@ -76,7 +76,7 @@ fn async_send_waits_for_room_until_a_subscriber_process_drains() {
             // (Off the Linux layer an armed watcher naps and re-checks, by design.)
             eprintln!("send_async waited out a {STALL:?} stall on {waited_cpu} µs of CPU, {refused} refused offers");
             assert!(
-                cfg!(not(all(target_os = "linux", not(feature = "portable")))) || waited_cpu * 10 < STALL.as_micros(),
+                cfg!(not(all(target_os = "linux", not(salias_portable)))) || waited_cpu * 10 < STALL.as_micros(),
                 "send_async used {waited_cpu} µs of CPU waiting out a {STALL:?} stall"
             );
         }
@@ -110,7 +110,7 @@ fn async_busy_subscriber_wakes_a_waiting_publisher_once_per_wait() {
             if arg::<bool>("WAIT_FULL") {
                 // Start draining only once the publisher waits, so the test always covers
                 // a publisher that waits, however the two processes are scheduled.
-                while salias::channel_status(&name)
+                while salias::status::channel_status(&name)
                     .unwrap()
                     .publishers
                     .iter()
@@ -122,9 +122,9 @@ fn async_busy_subscriber_wakes_a_waiting_publisher_once_per_wait() {
             let mut checker = Checker::new(1);
             let mut releases = 0u64;
             while checker.next[0] < MESSAGES {
-                // `poll` releases room at the end of every call: one release per batch.
+                // `drain` releases room at the end of every call: one release per batch.
                 let handled = subscriber
-                    .poll(8, |info, sample| checker.check(info.publisher_slot(), sample))
+                    .drain(8, |info, sample| checker.check(info.publisher_slot(), sample))
                     .unwrap();
                 releases += u64::from(handled > 0);
             }

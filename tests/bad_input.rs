@@ -7,7 +7,8 @@ use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 use salias::{
-    Config, Error, FifoFanout, FifoMpsc, MAX_PUBLISHERS, MAX_SUBSCRIBERS, PublishError, RawFifoMpsc, SaliasMessage,
+    Config, Error, FifoFanout, FifoMpsc, PublishError, RawFifoMpsc, SaliasMessage, config::MAX_PUBLISHERS,
+    config::MAX_SUBSCRIBERS,
 };
 use support::{arg, report, role, unique_name};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -61,7 +62,10 @@ fn most_slots_and_smallest_window() {
         publisher.offer(&Tick { value: value as u64 }).unwrap();
     }
     for subscriber in subscribers.iter_mut() {
-        assert_eq!(subscriber.poll(usize::MAX, |_, _| {}).unwrap(), MAX_PUBLISHERS as usize);
+        assert_eq!(
+            subscriber.drain(usize::MAX, |_, _| {}).unwrap(),
+            MAX_PUBLISHERS as usize
+        );
     }
 
     // A window of exactly one frame: one message in flight at a time.

@@ -25,7 +25,7 @@ fn stop_file(name: &str) -> PathBuf {
 }
 
 /// Publishes until the parent creates the stop file (checked every 256 messages).
-fn steady_publisher<M: salias::Mode, K: salias::Topology>(name: &str) {
+fn steady_publisher<M: salias::kind::Mode, K: salias::kind::Topology>(name: &str) {
     let channel = salias::Channel::<Sample, M, K>::connect(name).unwrap();
     let mut publisher = channel.publisher().unwrap();
     let stop = stop_file(name);
@@ -99,7 +99,7 @@ fn crash_fifo_publisher_killed_mid_write() {
                         Err(e) => panic!("{e}"),
                     };
                     while !(ended && done.load(Ordering::Acquire) && nothing_left(&mut subscriber)) {
-                        let polled = subscriber.poll(256, |info, sample| match sample.producer {
+                        let polled = subscriber.drain(256, |info, sample| match sample.producer {
                             STEADY => {
                                 assert_eq!(*sample, Sample::new(STEADY, steady_next), "steady publisher damaged");
                                 steady_next += 1;

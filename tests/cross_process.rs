@@ -6,8 +6,8 @@ mod support;
 use std::time::Duration;
 
 use salias::{
-    Adaptive, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, MessageInfo, Mode, Mpsc, Ordered,
-    PublishError, RawFifoMpsc,
+    Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, PublishError, RawFifoMpsc, kind::Mode,
+    receive::MessageInfo, wait::Adaptive,
 };
 use support::{
     Checker, IdleBursts, Sample, SplitMix, arg, report, reported, role, send_batch, spawn, unique_name, wait_all,
@@ -64,7 +64,7 @@ fn cross_process_two_publishers_one_subscriber() {
             let mut received = 0;
             while received < total {
                 let got = subscriber
-                    .poll(256, |info, sample| checker.check(info.publisher_slot(), sample))
+                    .drain(256, |info, sample| checker.check(info.publisher_slot(), sample))
                     .unwrap();
                 received += got as u64;
                 if got == 0 {
@@ -297,7 +297,10 @@ fn cross_process_crash_owner_killed_then_recreated() {
                 publisher.offer(&Sample::new(0, round)).unwrap();
                 assert_eq!(*subscriber.try_recv().unwrap().unwrap(), Sample::new(0, round));
                 drop((publisher, subscriber, channel));
-                assert!(matches!(salias::remove_stale(&name), Err(Error::NotFound { .. })));
+                assert!(matches!(
+                    salias::channel::remove_stale(&name),
+                    Err(Error::NotFound { .. })
+                ));
             }
             recovery.sort();
             eprintln!(
@@ -322,14 +325,14 @@ fn cross_process_crash_stale_channel_is_removed_by_remove_stale() {
             let name = unique_name("remove-stale");
             let live = FifoMpsc::<Sample>::create(&Config::new(format!("{name}-live"))).unwrap();
             assert_eq!(
-                salias::remove_stale(live.name()),
+                salias::channel::remove_stale(live.name()),
                 Ok(false),
                 "a live channel is left alone"
             );
             let mut owner = spawn(TEST, "owner", &[("NAME", name.clone())]);
             assert_eq!(owner.next_report(), "ready");
             drop(owner);
-            assert_eq!(salias::remove_stale(&name), Ok(true));
+            assert_eq!(salias::channel::remove_stale(&name), Ok(true));
             assert!(matches!(
                 FifoMpsc::<Sample>::connect(&name),
                 Err(Error::NotFound { .. })
@@ -412,7 +415,7 @@ fn parse_report(line: &str) -> (u64, [u64; 2], Option<u64>, String) {
 }
 
 /// Publishes `KIND_PER_PUBLISHER` samples, alternating single offers and batches.
-fn publish_kind<M: Mode, K: salias::Topology>(name: &str, producer: u64) {
+fn publish_kind<M: Mode, K: salias::kind::Topology>(name: &str, producer: u64) {
     let channel = Channel::<Sample, M, K>::connect(name).unwrap();
     let mut publisher = channel.publisher().unwrap();
     let mut seq = 0;
@@ -438,7 +441,7 @@ fn publish_kind<M: Mode, K: salias::Topology>(name: &str, producer: u64) {
 }
 
 /// Receives `count` messages on `subscriber`, starting from the given expectations.
-fn receive_kind<M: Mode, K: salias::Topology>(
+fn receive_kind<M: Mode, K: salias::kind::Topology>(
     subscriber: &mut salias::Subscriber<Sample, M, K>,
     count: u64,
     seen: &mut Seen,
@@ -448,7 +451,7 @@ fn receive_kind<M: Mode, K: salias::Topology>(
     while seen.received - start < count {
         let want = (count - (seen.received - start)) as usize;
         let got = subscriber
-            .poll(want.min(256), |info, sample| {
+            .drain(want.min(256), |info, sample| {
                 seen.record(info.publisher_slot(), sequence_of(&info), sample)
             })
             .unwrap();

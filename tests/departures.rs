@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use readiness_support::{ARRIVAL, readable};
 use rustix::event::{Timespec, epoll};
-use salias::{Channel, Config, Fanout, Fifo, Mode, Mpsc, Ordered, PublishError, ReceiveError, Subscriber, Topology};
+use salias::{
+    Channel, Config, Fanout, Fifo, Mpsc, Ordered, PublishError, ReceiveError, Subscriber, kind::Mode, kind::Topology,
+};
 use support::{Checker, KillOnDrop, Sample, arg, role, spawn, unique_name};
 
 /// A hang is a failure: no receive or send here waits longer than this.
@@ -357,11 +359,11 @@ fn create_over_a_killed_owners_channel_says_it_recovered_one() {
     let mut owner = spawn(TEST, "owner", &[("NAME", name.clone())]);
     let pid = owner.0.id();
     let _ = owner.0.wait();
-    assert!(salias::channel_status(&name).unwrap().is_stale());
+    assert!(salias::status::channel_status(&name).unwrap().is_stale());
     let channel = salias::FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
     assert_eq!(
         channel.recovered(),
-        Some(salias::Recovered {
+        Some(salias::channel::Recovered {
             owner_pid: Some(pid),
             finished: true
         })

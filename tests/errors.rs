@@ -4,8 +4,8 @@
 mod support;
 
 use salias::{
-    Bytes, Config, Error, FifoMpsc, HugePages, NameProblem, PublishError, RawFifoMpsc, ReceiveError, Role,
-    SaliasMessage,
+    Bytes, Config, Error, FifoMpsc, PublishError, RawFifoMpsc, ReceiveError, SaliasMessage, config::HugePages,
+    error::NameProblem, error::Role,
 };
 use support::unique_name;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -41,7 +41,7 @@ fn create_err(config: Config) -> Error {
     FifoMpsc::<Quote>::create(&config).expect_err("the config must be refused")
 }
 
-fn raw_create_err<C: salias::Creates<salias::Bytes>>(config: Config<C>) -> Error {
+fn raw_create_err<C: salias::config::Creates<salias::Bytes>>(config: Config<C>) -> Error {
     RawFifoMpsc::create(&config).expect_err("the config must be refused")
 }
 
@@ -551,7 +551,7 @@ fn huge_pages_where_unavailable() {
         .hugetlbfs_dir(&dir);
     let err = create_err(config);
     let shown = dir.display();
-    if cfg!(all(target_os = "linux", not(feature = "portable"))) {
+    if cfg!(all(target_os = "linux", not(salias_portable))) {
         assert_eq!(
             err.to_string(),
             format!(
@@ -583,7 +583,7 @@ fn huge_pages_where_unavailable() {
 #[test]
 fn numa_node_that_does_not_exist() {
     let err = create_err(Config::new(unique_name("numa")).numa_node(999));
-    if cfg!(all(target_os = "linux", not(feature = "portable"))) {
+    if cfg!(all(target_os = "linux", not(salias_portable))) {
         let Error::InvalidConfig { field, reason } = &err else {
             panic!("expected an invalid config, got {err}");
         };
@@ -611,7 +611,7 @@ fn numa_node_that_does_not_exist() {
 fn numa_node_zero_binds() {
     let name = unique_name("numa0");
     let result = FifoMpsc::<Quote>::create(&Config::new(&name).numa_node(0));
-    if cfg!(all(target_os = "linux", not(feature = "portable"))) {
+    if cfg!(all(target_os = "linux", not(salias_portable))) {
         let channel = result.expect("node 0 exists on every Linux machine");
         let mut publisher = channel.publisher().unwrap();
         publisher
@@ -658,7 +658,7 @@ fn backpressure_is_a_value_and_writes_nothing() {
     let mut subscriber = channel.subscriber().unwrap();
     let mut received = 0;
     subscriber
-        .poll(usize::MAX, |_, q| {
+        .drain(usize::MAX, |_, q| {
             assert_eq!(q.instrument, received);
             received += 1;
         })

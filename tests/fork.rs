@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use salias::{Config, Error, FifoFanout, PublishError, ReceiveError, SlotHolder};
+use salias::{Config, Error, FifoFanout, PublishError, ReceiveError, status::SlotHolder};
 use support::{Sample, role, spawn, unique_name, wait_all};
 
 const TEST: &str = "a_forked_child_never_acts_as_its_parent";
@@ -30,12 +30,12 @@ fn in_child(
     // Dropping them releases nothing: the parent still holds its slots, and the channel
     // (owned by the parent) is still there.
     drop((publisher, subscriber, channel));
-    let status = salias::channel_status(name).unwrap();
+    let status = salias::status::channel_status(name).unwrap();
     assert!(matches!(status.publishers[0].holder, SlotHolder::Alive { pid } if pid != me));
     // Its own connection claims a slot as itself and publishes.
     let own = FifoFanout::<Sample>::connect(name).unwrap();
     let mut own_publisher = own.publisher().unwrap();
-    let status = salias::channel_status(name).unwrap();
+    let status = salias::status::channel_status(name).unwrap();
     assert_eq!(
         status.publishers[own_publisher.slot()].holder,
         SlotHolder::Alive { pid: me }
@@ -72,7 +72,7 @@ fn a_forked_child_never_acts_as_its_parent() {
         "the forked child failed: {status:#x}"
     );
     // The parent's handles are untouched: its slot, its channel, and the child's message.
-    let holder = salias::channel_status(&name).unwrap().publishers[publisher.slot()].holder;
+    let holder = salias::status::channel_status(&name).unwrap().publishers[publisher.slot()].holder;
     assert_eq!(
         holder,
         SlotHolder::Alive {

@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use salias::{Channel, Config, Mpsc, Ordered, OrderedFanout, OrderedMpsc, PublishError, Topology};
+use salias::{Channel, Config, Mpsc, Ordered, OrderedFanout, OrderedMpsc, PublishError, kind::Topology};
 use support::{Sample, spawn, unique_name, wait_all};
 
 const WATCHDOG: Duration = Duration::from_secs(120);
@@ -38,9 +38,9 @@ fn publish_script<K: Topology>() {
     }
     // Past the limit: a typed error, and nothing taken.
     assert_eq!(
-        publisher.publish_gap(salias::MAX_GAP + 1),
+        publisher.publish_gap(salias::error::MAX_GAP + 1),
         Err(PublishError::GapTooLarge {
-            count: salias::MAX_GAP + 1
+            count: salias::error::MAX_GAP + 1
         })
     );
     assert_eq!(publisher.published(), 4, "a gap is not a message");
@@ -64,14 +64,14 @@ fn expect_script<K: Topology>(subscriber: &mut salias::Subscriber<Sample, Ordere
     assert!(subscriber.try_recv().unwrap().is_none(), "a hole frame was handed out");
 }
 
-/// The same through `poll`, which must not hand out a hole either.
+/// The same through `drain`, which must not hand out a hole either.
 fn expect_script_polled<K: Topology>(subscriber: &mut salias::Subscriber<Sample, Ordered, K>) {
     let mut seen = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while seen.len() < EXPECTED.len() {
         assert!(std::time::Instant::now() < deadline, "only {seen:?} arrived");
         subscriber
-            .poll(16, |info, _| seen.push((info.sequence(), info.gap_before())))
+            .drain(16, |info, _| seen.push((info.sequence(), info.gap_before())))
             .unwrap();
     }
     let want: Vec<_> = EXPECTED.iter().map(|&(s, g, ..)| (s, g)).collect();
@@ -79,7 +79,7 @@ fn expect_script_polled<K: Topology>(subscriber: &mut salias::Subscriber<Sample,
     assert_eq!(subscriber.gaps().last, Some(9..13));
     assert_eq!(
         subscriber
-            .poll(16, |_, _| panic!("a hole frame was handed out"))
+            .drain(16, |_, _| panic!("a hole frame was handed out"))
             .unwrap(),
         0
     );

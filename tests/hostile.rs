@@ -82,7 +82,9 @@ fn fault_what<E: PartialEq + std::fmt::Debug>(
 
 /// Polls until the subscriber reports corruption; a delivered message or ten seconds of
 /// silence fail the test.
-fn until_corrupt<M: salias::Mode, K: salias::Topology>(subscriber: &mut salias::Subscriber<Sample, M, K>) -> String {
+fn until_corrupt<M: salias::kind::Mode, K: salias::kind::Topology>(
+    subscriber: &mut salias::Subscriber<Sample, M, K>,
+) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match subscriber.try_recv().map(|m| m.is_some()) {
@@ -237,7 +239,11 @@ fn hole_frame_with_a_scribbled_count_is_an_error() {
         raw.set_ring(raw.offsets.frame_sequence + 8, count);
         let what = until_corrupt(&mut subscriber);
         assert!(what.contains(&says), "{what}");
-        assert_eq!(subscriber.gaps(), &salias::Gaps::default(), "a wrong gap was reported");
+        assert_eq!(
+            subscriber.gaps(),
+            &salias::receive::Gaps::default(),
+            "a wrong gap was reported"
+        );
     }
 }
 
@@ -272,7 +278,7 @@ fn forged_control_block_is_refused_at_connect() {
         let err = FifoMpsc::<Sample>::connect(&name).unwrap_err();
         assert!(err.to_string().contains(says), "{err}");
         // Reading the state without connecting refuses it the same way.
-        let err = salias::channel_status(&name).unwrap_err();
+        let err = salias::status::channel_status(&name).unwrap_err();
         assert!(err.to_string().contains(says), "{err}");
         raw.set_control(at, saved);
     }
@@ -282,11 +288,27 @@ fn forged_control_block_is_refused_at_connect() {
         FifoMpsc::<Sample>::connect(&name),
         Err(Error::VersionMismatch {
             found: 99,
-            supported: 5,
+            supported: 6,
             ..
         })
     ));
     raw.set_control(offsets.layout_version, version_word);
+    // A channel of the other platform layer (its wake protocol recorded beside the version).
+    let wake_word = original(&raw, offsets.wake_protocol);
+    let other_layer = if cfg!(all(target_os = "linux", not(salias_portable))) {
+        2
+    } else {
+        1
+    };
+    raw.set_control(offsets.wake_protocol, wake_word & !0xffff_ffff | other_layer);
+    let err = FifoMpsc::<Sample>::connect(&name).unwrap_err();
+    assert!(matches!(err, Error::PlatformMismatch { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("build every process of a channel with the same layer"),
+        "{err}"
+    );
+    raw.set_control(offsets.wake_protocol, wake_word);
     assert!(FifoMpsc::<Sample>::connect(&name).is_ok());
 }
 
@@ -368,7 +390,7 @@ fn random_scribbles_never_crash_or_hang() {
                 };
                 let outcome = if call % 2 == 0 {
                     subscriber
-                        .poll(64, |_, sample| {
+                        .drain(64, |_, sample| {
                             std::hint::black_box(sample.words[5]);
                         })
                         .map(|n| n as u64)
@@ -466,7 +488,7 @@ fn random_scribbles_never_crash_or_hang() {
                 }
                 scribbles += 1;
                 // Whatever it reads, the status view reports it or refuses it.
-                let _ = salias::channel_status(&name);
+                let _ = salias::status::channel_status(&name);
                 std::thread::sleep(Duration::from_millis(2));
             }
             std::fs::write(stop_file(&name), b"").unwrap();
@@ -502,7 +524,7 @@ fn a_forged_hugetlbfs_directory_length_is_refused() {
     let lengths = word(&raw, offsets.name_len);
     raw.set_control(offsets.name_len, lengths & 0xffff_ffff | 0xffff << 32);
     let connect = FifoMpsc::<Sample>::connect(&name).map(drop).unwrap_err();
-    let status = salias::channel_status(&name).map(drop).unwrap_err();
+    let status = salias::status::channel_status(&name).map(drop).unwrap_err();
     for err in [connect, status] {
         assert!(
             matches!(&err, Error::Corrupt { what, .. } if what.contains("hugetlbfs directory")),

@@ -7,7 +7,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use salias::{Config, Error, FifoMpsc, HugePages, SaliasMessage};
+use salias::{Config, Error, FifoMpsc, SaliasMessage, config::HugePages};
 use support::unique_name;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -37,7 +37,7 @@ struct HugeMount {
 
 impl HugeMount {
     fn new(pages: u64) -> Result<HugeMount, String> {
-        if !cfg!(all(target_os = "linux", not(feature = "portable"))) {
+        if !cfg!(all(target_os = "linux", not(salias_portable))) {
             return Err("huge pages are a Linux feature of the native platform layer".into());
         }
         let previous_pages = std::fs::read_to_string(NR_HUGEPAGES).map_err(|e| format!("{NR_HUGEPAGES}: {e}"))?;

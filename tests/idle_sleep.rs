@@ -2,7 +2,7 @@
 //! idle subscriber sleeps until a commit from another process wakes it: it neither naps
 //! and re-checks nor sleeps through the commit. The Linux layer's sleeping is counted from
 //! strace in tests/sleep_wake.rs.
-#![cfg(any(not(target_os = "linux"), feature = "portable"))]
+#![cfg(any(not(target_os = "linux"), salias_portable))]
 
 mod support;
 
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use salias::{Park, WaitStrategy};
+use salias::{wait::Park, wait::WaitStrategy};
 use support::{IdleBursts, report, reported, role};
 
 /// The watchdog, far beyond the test's run (2 s of idle gaps): a subscriber that sleeps

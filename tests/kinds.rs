@@ -4,8 +4,9 @@
 mod support;
 
 use salias::{
-    Bytes, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, Mode, Mpsc, Ordered, OrderedFanout, OrderedMpsc,
-    PublishError, RawFifoFanout, RawFifoMpsc, RawOrderedFanout, RawOrderedMpsc, SaliasMessage, Topology,
+    Bytes, Channel, Config, Error, Fanout, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedFanout, OrderedMpsc,
+    PublishError, RawFifoFanout, RawFifoMpsc, RawOrderedFanout, RawOrderedMpsc, SaliasMessage, kind::Mode,
+    kind::Topology,
 };
 use support::unique_name;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -110,11 +111,11 @@ fn leaving_fanout_subscriber_stops_holding_publishers_back() {
         sent += 1;
     }
     // The reader drains everything, but the idle subscriber still holds the ring full.
-    assert_eq!(reader.poll(usize::MAX, |_, _| {}).unwrap(), sent);
+    assert_eq!(reader.drain(usize::MAX, |_, _| {}).unwrap(), sent);
     assert_eq!(publisher.offer(&tick), Err(PublishError::Backpressured));
     drop(idle);
     assert_eq!(publisher.offer(&tick), Ok(()));
-    assert_eq!(reader.poll(usize::MAX, |_, _| {}).unwrap(), 1);
+    assert_eq!(reader.drain(usize::MAX, |_, _| {}).unwrap(), 1);
 }
 
 #[test]
@@ -130,7 +131,7 @@ fn fanout_subscribers_each_see_every_message() {
         for subscriber in subscribers.iter_mut() {
             let mut from = Vec::new();
             let got = subscriber
-                .poll(usize::MAX, |info, tick| {
+                .drain(usize::MAX, |info, tick| {
                     assert_eq!(tick.value, value);
                     assert_eq!(info.publisher_slot() as u64, tick.publisher);
                     from.push(tick.publisher);
@@ -206,7 +207,7 @@ fn ordered_merges_publishers_by_global_sequence() {
     let mut seen = Vec::new();
     let mut next = 0;
     subscriber
-        .poll(usize::MAX, |info, tick| {
+        .drain(usize::MAX, |info, tick| {
             assert_eq!(info.sequence(), next, "sequences are gap-free and increasing");
             next += 1;
             seen.push((tick.publisher, tick.value));
@@ -244,7 +245,7 @@ fn abandoned_ordered_claim_leaves_no_gap() {
     b.offer(&Tick { publisher: 1, value: 0 }).unwrap();
     a.offer(&Tick { publisher: 0, value: 1 }).unwrap();
     let mut sequences = Vec::new();
-    subscriber.poll(10, |info, _| sequences.push(info.sequence())).unwrap();
+    subscriber.drain(10, |info, _| sequences.push(info.sequence())).unwrap();
     assert_eq!(sequences, [0, 1]);
 }
 

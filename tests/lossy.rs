@@ -7,7 +7,9 @@ mod support;
 
 use std::time::Duration;
 
-use salias::{Config, FifoFanout, FifoMpsc, OrderedFanout, PublishError, RawFifoFanout, ReceiveError, SubscriberKind};
+use salias::{
+    Config, FifoFanout, FifoMpsc, OrderedFanout, PublishError, RawFifoFanout, ReceiveError, status::SubscriberKind,
+};
 use support::{Checker, Sample, SplitMix, report, spawn, unique_name, wait_all};
 
 const WATCHDOG: Duration = Duration::from_secs(300);
@@ -16,7 +18,7 @@ const CAPACITY: usize = 16 << 10;
 
 /// Waits until the first publisher of `name` has published at least `count` messages.
 fn wait_published(name: &str, count: u64) {
-    while salias::channel_status(name).unwrap().publishers[0].published < count {
+    while salias::status::channel_status(name).unwrap().publishers[0].published < count {
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -26,11 +28,11 @@ fn wait_published(name: &str, count: u64) {
 /// picks where it starts; a message published then may lie before its start.
 fn wait_subscribers(name: &str, count: usize) {
     let joined = || {
-        let status = salias::channel_status(name).unwrap();
+        let status = salias::status::channel_status(name).unwrap();
         status
             .subscribers
             .iter()
-            .filter(|s| s.holder != salias::SlotHolder::Free && s.cursors.iter().all(Option::is_some))
+            .filter(|s| s.holder != salias::status::SlotHolder::Free && s.cursors.iter().all(Option::is_some))
             .count()
     };
     while joined() < count {
@@ -100,7 +102,7 @@ mod fifo {
         let name: String = support::arg("NAME");
         let channel = FifoFanout::<Sample>::connect(&name).unwrap();
         let mut subscriber = channel.lossy_subscriber().unwrap();
-        let status = salias::channel_status(&name).unwrap();
+        let status = salias::status::channel_status(&name).unwrap();
         assert_eq!(status.subscribers[subscriber.slot()].kind, SubscriberKind::Lossy);
         let mut random = SplitMix(7);
         let mut next = 0; // every number below was received or reported missed
@@ -124,7 +126,7 @@ mod fifo {
         assert_eq!(received + missed, TOTAL);
         assert!(missed > 0, "never overrun: the test proves nothing");
         assert_eq!(subscriber.losses().messages, missed);
-        let shown = salias::channel_status(&name).unwrap().subscribers[subscriber.slot()].missed;
+        let shown = salias::status::channel_status(&name).unwrap().subscribers[subscriber.slot()].missed;
         assert_eq!(shown, missed, "status shows what it missed");
         report(format!("received {received} missed {missed}"));
     }
@@ -346,18 +348,18 @@ mod demotion {
         let channel = FifoFanout::<Sample>::create(&config).unwrap();
         // Tethered, and never receives while the publisher runs.
         let mut stuck = channel.subscriber().unwrap();
-        let status = salias::channel_status(&name).unwrap();
+        let status = salias::status::channel_status(&name).unwrap();
         assert_eq!(status.subscribers[stuck.slot()].kind, SubscriberKind::Tethered);
         wait_all(
             vec![("publisher", spawn(TEST, "publisher", &[("NAME", name.clone())]))],
             WATCHDOG,
         );
-        let status = salias::channel_status(&name).unwrap();
+        let status = salias::status::channel_status(&name).unwrap();
         let slot = &status.subscribers[stuck.slot()];
         assert_eq!((slot.kind, slot.demoted), (SubscriberKind::Lossy, true));
         // Told, and told again until it goes on as lossy: no view of overwritten memory.
         assert_eq!(stuck.try_recv().map(|m| m.is_some()), Err(ReceiveError::Demoted));
-        assert_eq!(stuck.poll(1, |_, _| {}), Err(ReceiveError::Demoted));
+        assert_eq!(stuck.drain(1, |_, _| {}), Err(ReceiveError::Demoted));
         let mut lossy = stuck.into_lossy().unwrap();
         let mut next = 0;
         while next < TOTAL {
@@ -439,7 +441,7 @@ struct Small {
 /// A lossy reader that stays a few messages behind the publisher: a publisher overwrites
 /// only what a reader has fallen a ring behind on, so it misses nothing. `offer` 20,000
 /// times, and after every third `try_recv` until nothing is left.
-fn a_reader_a_few_behind_misses_nothing<M: salias::Mode>(capacity: usize) {
+fn a_reader_a_few_behind_misses_nothing<M: salias::kind::Mode>(capacity: usize) {
     let name = unique_name("lossy-behind");
     let channel = salias::Channel::<Small, M, salias::Fanout>::create(&Config::new(&name).capacity(capacity)).unwrap();
     let mut reader = channel.lossy_subscriber().unwrap();
@@ -483,7 +485,7 @@ fn an_ordered_lossy_reader_a_few_behind_misses_nothing() {
 
 /// A reader that does fall a ring behind still counts every loss exactly: received plus
 /// missed is everything published, and every message it gets is whole.
-fn a_reader_lapped_counts_exactly<M: salias::Mode>() {
+fn a_reader_lapped_counts_exactly<M: salias::kind::Mode>() {
     let name = unique_name("lossy-lapped");
     let channel = salias::Channel::<Small, M, salias::Fanout>::create(&Config::new(&name).capacity(4096)).unwrap();
     let mut reader = channel.lossy_subscriber().unwrap();

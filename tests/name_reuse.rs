@@ -73,7 +73,7 @@ fn removing_a_stale_channel_never_removes_rings_that_are_not_its_own() {
     let rings = format!("/dev/shm{}", salias::__private::shm_object_names(&name)[1]);
     std::fs::remove_file(&rings).unwrap();
     std::fs::write(&rings, b"someone else's").unwrap();
-    assert!(salias::remove_stale(&name).unwrap());
+    assert!(salias::channel::remove_stale(&name).unwrap());
     assert!(matches!(
         FifoMpsc::<Sample>::connect(&name),
         Err(Error::NotFound { .. })
@@ -92,6 +92,6 @@ fn removing_a_stale_channel_never_removes_rings_that_are_not_its_own() {
     assert_eq!(owner.next_report(), "created");
     let _ = owner.0.wait();
     assert_eq!(support::shm_objects_of(&name).len(), 2);
-    assert!(salias::remove_stale(&name).unwrap());
+    assert!(salias::channel::remove_stale(&name).unwrap());
     assert!(support::shm_objects_of(&name).is_empty());
 }

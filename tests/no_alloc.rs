@@ -9,7 +9,8 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use salias::{
-    Channel, Config, Fanout, FifoFanout, FifoMpsc, Mode, Ordered, PublishError, RawFifoMpsc, SaliasMessage, Topology,
+    Channel, Config, Fanout, FifoFanout, FifoMpsc, Ordered, PublishError, RawFifoMpsc, SaliasMessage, kind::Mode,
+    kind::Topology,
 };
 use support::{HOLDER_ROLE, HeldNumber, role, unique_name};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -75,7 +76,7 @@ fn typed_hot_paths<M: Mode, K: Topology>() {
             sum += subscriber.recv().unwrap().seq;
 
             assert_eq!(publisher.offer_batch(&batch).unwrap(), 8);
-            subscriber.poll(8, |_, tick| sum += tick.seq).unwrap();
+            subscriber.drain(8, |_, tick| sum += tick.seq).unwrap();
 
             publisher.send(&Tick { seq, words: [0; 7] }).unwrap();
             sum += subscriber.recv_timeout(std::time::Duration::from_secs(1)).unwrap().seq;
@@ -129,7 +130,7 @@ fn raw_hot_paths_do_not_allocate() {
             bytes += subscriber.recv().unwrap().len();
 
             assert_eq!(publisher.offer_batch(&batch).unwrap(), 3);
-            subscriber.poll(3, |_, message| bytes += message.len()).unwrap();
+            subscriber.drain(3, |_, message| bytes += message.len()).unwrap();
         }
     });
     assert_eq!(allocations, 0);

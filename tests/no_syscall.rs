@@ -42,12 +42,12 @@ fn hot_loop() {
         publisher.offer_batch(&batch).unwrap();
         sum += subscriber.try_recv().unwrap().unwrap().seq;
         sum += subscriber.recv().unwrap().seq;
-        subscriber.poll(8, |_, t| sum += t.seq).unwrap();
+        subscriber.drain(8, |_, t| sum += t.seq).unwrap();
         raw_publisher.offer(&[1u8; 100]).unwrap();
         sum += raw_subscriber.try_recv().unwrap().unwrap().len() as u64;
         ordered_publisher.offer_batch(&batch[..2]).unwrap();
         ordered_subscriber
-            .poll(2, |info, t| sum += t.seq + info.sequence() % 2)
+            .drain(2, |info, t| sum += t.seq + info.sequence() % 2)
             .unwrap();
     }
     strace_marker("salias-hot-end");

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use salias::{Config, Error, FifoMpsc, Trust, TrustProblem};
+use salias::{Config, Error, FifoMpsc, Trust, error::TrustProblem};
 use support::{
     Sample, TOOL_ROLE, arg, report, role, root_or_skip, run_tool, salias_tool, spawn_as_user, unique_name, wait_all,
 };
@@ -76,14 +76,17 @@ fn another_users_channel_is_refused_unless_trusted() {
         salias::RawFifoMpsc::connect_as_bytes(&name),
         Err(Error::Untrusted { .. })
     ));
-    assert!(matches!(salias::channel_status(&name), Err(Error::Untrusted { .. })));
+    assert!(matches!(
+        salias::status::channel_status(&name),
+        Err(Error::Untrusted { .. })
+    ));
     let refused = salias_tool(CROSS_USER, &["show", &name]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("user 65534"));
 
     // Opting in: the status names the owner and mode, and messages flow end to end.
     let trust = Trust::uid(OTHER_UID);
-    let status = salias::channel_status_with(&name, &trust).unwrap();
+    let status = salias::status::channel_status_with(&name, &trust).unwrap();
     assert_eq!((status.owner_uid, status.mode), (OTHER_UID, 0o666));
     let shown = salias_tool(CROSS_USER, &["--trust-uid", "65534", "show", &name]);
     let shown = String::from_utf8_lossy(&shown.stdout);
@@ -141,7 +144,10 @@ fn a_symlink_at_an_objects_name_is_never_followed() {
         matches!(&err, Error::NotAChannel { reason, .. } if reason.contains("symbolic link")),
         "{err:?}"
     );
-    assert!(matches!(salias::channel_status(&name), Err(Error::NotAChannel { .. })));
+    assert!(matches!(
+        salias::status::channel_status(&name),
+        Err(Error::NotAChannel { .. })
+    ));
     std::fs::remove_file(object_path(&name, 0)).unwrap();
 
     // In place of the rings of a live channel.

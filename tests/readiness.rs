@@ -93,20 +93,20 @@ fn the_descriptor_is_readable_exactly_when_a_message_waits() {
     let publisher = spawn(TEST, "publisher", &publisher_args(&name, 0, 3, 1));
     assert!(readable(&subscriber, ARRIVAL), "a second publish left it unreadable");
     wait_all(vec![("publisher", publisher)], ARRIVAL);
-    // `poll` that empties the subscriber arms as `try_recv` does.
+    // A `drain` that empties the subscriber arms as `try_recv` does.
     let mut seen = Vec::new();
-    assert_eq!(subscriber.poll(16, |_, sample| seen.push(sample.seq)).unwrap(), 1);
+    assert_eq!(subscriber.drain(16, |_, sample| seen.push(sample.seq)).unwrap(), 1);
     assert_eq!(seen, [3]);
     // Its publisher has gone, which is news too: readable until a receive has said so.
     assert!(
         readable(&subscriber, Duration::ZERO),
         "the departure left it unreadable"
     );
-    assert_eq!(subscriber.poll(16, |_, _| {}), Err(ReceiveError::Disconnected));
-    assert_eq!(subscriber.poll(16, |_, _| {}), Ok(0));
+    assert_eq!(subscriber.drain(16, |_, _| {}), Err(ReceiveError::Disconnected));
+    assert_eq!(subscriber.drain(16, |_, _| {}), Ok(0));
     assert!(
         !readable(&subscriber, Duration::ZERO),
-        "readable after `poll` drained it"
+        "readable after `drain` emptied it"
     );
 }
 

@@ -94,7 +94,7 @@ fn subscribers_wake_a_waiting_publisher_once_and_a_busy_one_never() {
         for seq in 0..8 {
             publisher.offer(&Sample::new(0, round * 8 + seq)).unwrap();
         }
-        received += subscriber.poll(16, |_, _| {}).unwrap() as u64;
+        received += subscriber.drain(16, |_, _| {}).unwrap() as u64;
     }
     assert_eq!(received, 16_000);
     assert_eq!(
@@ -123,7 +123,7 @@ fn a_blocking_send_is_woken_by_releases() {
     let name = unique_name("room-send");
     let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(4096)).unwrap();
     let mut publisher = channel.publisher().unwrap();
-    publisher.set_wait_strategy(salias::Adaptive {
+    publisher.set_wait_strategy(salias::wait::Adaptive {
         spins: 0,
         yields: 0,
         short_parks: 0,
@@ -137,7 +137,7 @@ fn a_blocking_send_is_woken_by_releases() {
     });
     // Receive only once the publisher was refused, and so is asleep (it parks at once):
     // the first release then finds it sleeping, however the threads are scheduled.
-    while salias::channel_status(&name).unwrap().publishers[0].backpressured == 0 {
+    while salias::status::channel_status(&name).unwrap().publishers[0].backpressured == 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
     std::thread::sleep(Duration::from_millis(20));

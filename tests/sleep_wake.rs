@@ -3,13 +3,13 @@
 //! wakes a sleeping subscriber with one futex call per sleep, not one per commit.
 //! Skipped, with a printed reason, where strace is not installed. The Linux platform
 //! layer only: the portable one has no barrier (tests/idle_sleep.rs covers its sleeping).
-#![cfg(all(target_os = "linux", not(feature = "portable")))]
+#![cfg(all(target_os = "linux", not(salias_portable)))]
 
 mod support;
 
 use std::time::{Duration, Instant};
 
-use salias::{Adaptive, Config, FifoFanout, SaliasMessage};
+use salias::{Config, FifoFanout, SaliasMessage, wait::Adaptive};
 use support::{role, strace_marker, traced_section, unique_name};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -80,7 +80,7 @@ fn short_sleeps_skip_the_barrier_and_long_ones_take_it() {
     let Some(calls) = traced_section(TEST, "salias-sleep") else {
         return;
     };
-    let short_park = salias::SHORT_PARK.as_nanos() as u64;
+    let short_park = salias::wait::SHORT_PARK.as_nanos() as u64;
     let waits: Vec<(usize, u64)> = calls
         .iter()
         .enumerate()

@@ -9,7 +9,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use salias::{Channel, Config, Error, Fanout, Fifo, Mpsc, PublishError, ReceiveError, Topology};
+use salias::{Channel, Config, Error, Fanout, Fifo, Mpsc, PublishError, ReceiveError, kind::Topology};
 use support::{
     Sample, SplitMix, TOOL_ROLE, arg, report, role, run_tool, salias_tool, shm_objects_of, spawn, unique_name, wait_all,
 };

@@ -6,7 +6,7 @@
 use std::error::Error;
 use std::time::Duration;
 
-use salias::{BusySpin, Channel, Config, Fifo, Mpsc};
+use salias::{Channel, Config, Fifo, Mpsc, wait::BusySpin};
 use support::barrier::Barrier;
 use support::cores::{Side, core_for, pin};
 use support::jsonl::JsonLines;

@@ -2,7 +2,10 @@
 //! the latency runs. Each connects, passes the start barrier, does its part, checks what
 //! it received and reports to the parent.
 
-use salias::{BusySpin, Bytes, Channel, Fanout, Fifo, MessageInfo, Mode, Mpsc, Ordered, PublishError, Topology};
+use salias::{
+    Bytes, Channel, Fanout, Fifo, Mpsc, Ordered, PublishError, kind::Mode, kind::Topology, receive::MessageInfo,
+    wait::BusySpin,
+};
 use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::clock::now_ns;
@@ -160,7 +163,7 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: 
     let started = now_ns();
     while received < total {
         let polled = subscriber
-            .poll(256, |info, m| {
+            .drain(256, |info, m| {
                 if let Some(sequence) = sequence_of(&info) {
                     assert_eq!(sequence, next_sequence, "global sequence has a gap or repeat");
                     next_sequence += 1;
@@ -232,7 +235,7 @@ fn run_raw_subscriber(name: &str, setup: &Setup) {
     let started = now_ns();
     while received < setup.messages {
         subscriber
-            .poll(256, |_, frame| {
+            .drain(256, |_, frame| {
                 assert_eq!(frame.len(), setup.size, "wrong length");
                 let head = frame.len().min(8);
                 assert_eq!(frame[..head], received.to_le_bytes()[..head], "lost or reordered");

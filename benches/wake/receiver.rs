@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use salias::{FifoMpsc, Park, Subscriber, WaitStrategy};
+use salias::{FifoMpsc, Subscriber, wait::Park, wait::WaitStrategy};
 use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::clock::now_ns;

@@ -67,7 +67,7 @@ pub enum BridgeError {
         /// The channel name.
         channel: String,
         /// What the name leads to now, in salias's words.
-        state: salias::NameState,
+        state: salias::status::NameState,
     },
     /// The local channel's kind is not one this bridge knows (a newer salias).
     UnknownKind {

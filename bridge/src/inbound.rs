@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use salias::{Config, Gaps};
+use salias::{Config, receive::Gaps};
 use zenoh::Wait;
 use zenoh::sample::{Sample, SampleKind};
 
@@ -219,7 +219,7 @@ const NO_SUBSCRIBER_NAP: Duration = Duration::from_millis(10);
 
 impl Inbound {
     pub(crate) fn start(config: InConfig) -> Result<Inbound> {
-        salias::validate_name(&config.channel).map_err(BridgeError::salias(format!(
+        salias::config::validate_name(&config.channel).map_err(BridgeError::salias(format!(
             "checking the channel name \"{}\"",
             config.channel
         )))?;
@@ -228,7 +228,7 @@ impl Inbound {
         let dir = config.state_dir.clone().unwrap_or_else(crate::ledger::default_dir);
         let (ledger, previous) = Ledger::open(&dir, &config.channel, &config.key)?;
         let state_path = ledger.path().to_owned();
-        let resume = previous.map(|record| Resume::from(&record, salias::channel_status(&config.channel)));
+        let resume = previous.map(|record| Resume::from(&record, salias::status::channel_status(&config.channel)));
         let session = config.zenoh.open()?;
         let (sender, events) = sync_channel(EVENT_QUEUE);
         let key = config.key.clone();
@@ -586,10 +586,10 @@ impl State {
         if count == 0 {
             return Ok(());
         }
-        if count > salias::MAX_GAP {
+        if count > salias::error::MAX_GAP {
             self.malformed(format!(
                 "a stream skipped {count} sequence numbers, more than the {} one gap declares",
-                salias::MAX_GAP
+                salias::error::MAX_GAP
             ));
         }
         if self.sink.is_none() {
@@ -600,7 +600,7 @@ impl State {
             let Some(sink) = self.sink.as_mut() else {
                 return Ok(());
             };
-            match sink.publish_gap(count.min(salias::MAX_GAP), wait)? {
+            match sink.publish_gap(count.min(salias::error::MAX_GAP), wait)? {
                 Offered::Published => break,
                 Offered::Backpressured | Offered::NoSubscriber if wait.is_some() && !stop.load(Ordering::Relaxed) => {}
                 Offered::Backpressured | Offered::NoSubscriber => {
@@ -680,7 +680,7 @@ impl State {
 fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
     let name = config.channel.as_str();
     let doing = format!("connecting to the local channel \"{name}\"");
-    let status = match salias::channel_status(name) {
+    let status = match salias::status::channel_status(name) {
         Err(salias::Error::NotFound { .. }) => {
             if meta.message_type.is_some() {
                 return Err(BridgeError::NeedsTypedChannel {

@@ -18,7 +18,7 @@ use std::ops::Range;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use salias::{ChannelStatus, SlotHolder};
+use salias::{status::ChannelStatus, status::SlotHolder};
 
 use crate::error::{BridgeError, Result};
 
@@ -277,7 +277,7 @@ mod tests {
     fn status_with(published: u64, holder: SlotHolder) -> salias::Result<ChannelStatus> {
         let name = format!("ledger-unit-{}-{published}", std::process::id());
         let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name).publishers(2))?;
-        let mut status = salias::channel_status(&name)?;
+        let mut status = salias::status::channel_status(&name)?;
         drop(channel);
         status.publishers[1].published = published;
         status.publishers[1].holder = holder;

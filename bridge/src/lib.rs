@@ -14,7 +14,7 @@
 //!   them in arrival order from one publisher.
 //! - **Ordered streams** carry each message's global sequence number; the `in` side
 //!   reports every missing number as a gap ([`InStats::gaps`], [`InEvent::Gap`]), in the
-//!   same [`salias::Gaps`] a local Ordered subscriber keeps: a number lost because a far
+//!   same [`salias::receive::Gaps`] a local Ordered subscriber keeps: a number lost because a far
 //!   publisher died, and a batch that zenoh lost, are both reported, never a silent hole.
 //!   It also declares each gap in the near channel ([`salias::Publisher::publish_gap`]),
 //!   whose subscribers then report it in their own `gaps()` and `gap_before()`.

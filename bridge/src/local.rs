@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use salias::{
-    Bytes, Channel, ChannelStatus, Config, Fanout, Fifo, MessageInfo, Mode, Mpsc, NameState, Ordered, PublishError,
-    Publisher, RawChannel, ReceiveError, Subscriber, Topology,
+    Bytes, Channel, status::ChannelStatus, Config, Fanout, Fifo, receive::MessageInfo, kind::Mode, Mpsc, status::NameState, Ordered, PublishError,
+    Publisher, config::RawChannel, ReceiveError, Subscriber, kind::Topology,
 };
 
 use crate::error::{BridgeError, Result};
@@ -78,7 +78,7 @@ impl Source {
     /// A failure is the full error the subscriber kept (`fault`), not just its kind.
     pub(crate) fn poll(&mut self, max: usize, mut each: impl FnMut(usize, u64, &[u8])) -> salias::Result<Polled> {
         each_kind!(Source, self, s => match s
-            .poll(max, |info, bytes| each(info.publisher_slot(), info.sequence_or_zero(), bytes))
+            .drain(max, |info, bytes| each(info.publisher_slot(), info.sequence_or_zero(), bytes))
         {
             Ok(got) => Ok(Polled::Messages(got)),
             Err(ReceiveError::Disconnected) => Ok(Polled::PublishersGone),
@@ -202,7 +202,7 @@ impl Sink {
         each_kind!(Sink, self, f => f.publisher.published())
     }
 
-    /// Declares `count` (at most `salias::MAX_GAP`) sequence numbers lost in the local
+    /// Declares `count` (at most `salias::error::MAX_GAP`) sequence numbers lost in the local
     /// channel, so its subscribers report them as a gap; with `wait`, waits up to that
     /// long for room. Only Ordered channels have numbers: on a FIFO channel there is
     /// nothing to declare, and the bridge's own stats are the only report.

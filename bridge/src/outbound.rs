@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use salias::{ChannelStatus, NameState};
+use salias::{status::ChannelStatus, status::NameState};
 use zenoh::Wait;
 use zenoh::bytes::ZBytes;
 use zenoh::liveliness::LivelinessToken;
@@ -158,7 +158,7 @@ pub struct Outbound {
 impl Outbound {
     pub(crate) fn start(config: OutConfig) -> Result<Outbound> {
         config.check()?;
-        let status = salias::channel_status(&config.channel).map_err(BridgeError::salias(format!(
+        let status = salias::status::channel_status(&config.channel).map_err(BridgeError::salias(format!(
             "reading the local channel \"{}\"",
             config.channel
         )))?;
@@ -441,7 +441,7 @@ impl Pump {
     /// again, is looked at again at the next check.
     fn reattach(&mut self) -> Result<()> {
         let channel = self.config.channel.clone();
-        let status = match salias::channel_status(&channel) {
+        let status = match salias::status::channel_status(&channel) {
             Ok(status) if status.initialised => status,
             Ok(_) | Err(salias::Error::NotFound { .. } | salias::Error::Initializing { .. }) => return Ok(()),
             Err(e) => return Err(BridgeError::salias(format!("reading the new channel \"{channel}\""))(e)),

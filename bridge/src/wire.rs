@@ -4,7 +4,7 @@
 //! network, so every length is checked before use and a bad sample is an error, never a
 //! panic.
 
-use salias::RecordedType;
+use salias::status::RecordedType;
 
 const META_MAGIC: [u8; 4] = *b"SLBm";
 const META_VERSION: u16 = 1;

@@ -359,7 +359,7 @@ fn a_removed_far_channel_stops_out_with_exit_on_removal() {
     drop(source);
     let (status, lines) = outbound.wait_exit();
     assert!(!status.success(), "out exits with failure: {lines:?}");
-    let removed = salias::NameState::Removed.to_string();
+    let removed = salias::status::NameState::Removed.to_string();
     assert!(
         lines
             .iter()
@@ -414,7 +414,7 @@ fn a_raw_channel_a_killed_in_created_is_recovered_by_the_next_in() {
     first.kill();
     // The killed `in` owned the near channel: it is stale now.
     let deadline = Instant::now() + STEP;
-    while !salias::channel_status(&to).unwrap().is_stale() {
+    while !salias::status::channel_status(&to).unwrap().is_stale() {
         assert!(Instant::now() < deadline, "{to} never became stale");
         std::thread::sleep(Duration::from_millis(10));
     }

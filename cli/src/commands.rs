@@ -1,7 +1,7 @@
 //! `list`, `show` and `remove-stale`, over the library's status API: what each prints, and how a problem
 //! with one channel is reported while the others are still handled.
 
-use salias::{ChannelStatus, Error, SlotHolder, Trust};
+use salias::{Error, Trust, status::ChannelStatus, status::SlotHolder};
 
 use crate::json::{self, Held, Listed, Shown};
 use crate::table;
@@ -18,7 +18,7 @@ pub(crate) fn report(name: &str, problem: &Error) {
 }
 
 pub(crate) fn list(trust: &Trust, json: bool) -> salias::Result<Done> {
-    let names = salias::list_channels()?;
+    let names = salias::status::list_channels()?;
     let mut rows = vec![
         ["NAME", "KIND", "OWNER", "PUBLISHERS", "SUBSCRIBERS", "MAX BACKLOG"]
             .map(String::from)
@@ -26,7 +26,7 @@ pub(crate) fn list(trust: &Trust, json: bool) -> salias::Result<Done> {
     ];
     let mut done = Done::Clean;
     for name in names {
-        let status = match salias::channel_status_with(&name, trust) {
+        let status = match salias::status::channel_status_with(&name, trust) {
             Ok(status) => Some(status),
             // Removed since it was listed.
             Err(Error::NotFound { .. }) => continue,
@@ -85,8 +85,8 @@ pub(crate) fn show(names: &[String], trust: &Trust, json: bool) -> salias::Resul
             println!();
         }
         // Processes still on a removed channel of this name: best effort (Linux only).
-        let removed = salias::removed_channel_users(name).unwrap_or_default();
-        match salias::channel_status_with(name, trust) {
+        let removed = salias::status::removed_channel_users(name).unwrap_or_default();
+        match salias::status::channel_status_with(name, trust) {
             Ok(status) if json => {
                 if json::line(&Shown::new(&status, &removed)).is_err() {
                     return Ok(done);
@@ -182,14 +182,14 @@ pub(crate) fn carries(status: &ChannelStatus) -> String {
 pub(crate) fn remove_stale(named: &[String], trust: &Trust) -> salias::Result<Done> {
     let sweep = named.is_empty();
     let names = if sweep {
-        salias::list_channels()?
+        salias::status::list_channels()?
     } else {
         named.to_vec()
     };
     let (mut removed, mut done) = (0, Done::Clean);
     for name in &names {
-        let owner = salias::channel_status_with(name, trust).map(|status| status.owner);
-        match salias::remove_stale(name) {
+        let owner = salias::status::channel_status_with(name, trust).map(|status| status.owner);
+        match salias::channel::remove_stale(name) {
             Ok(true) => {
                 removed += 1;
                 match owner {

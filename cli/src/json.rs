@@ -1,11 +1,14 @@
 //! The `--json` forms of `list` and `show`: one JSON object per line, whose field names are
-//! those of `salias::ChannelStatus` (documented in README.md, "Seeing and cleaning up
+//! those of `salias::status::ChannelStatus` (documented in README.md, "Seeing and cleaning up
 //! channels"). Counters are integers; an unknown value is `null`, never left out, so every
 //! line of one command has the same fields.
 
 use std::io::{self, Write};
 
-use salias::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberKind, SubscriberStatus};
+use salias::{
+    status::ChannelStatus, status::PublisherStatus, status::SlotHolder, status::SubscriberKind,
+    status::SubscriberStatus,
+};
 use serde::{Serialize, Serializer};
 
 /// Writes `value` as one line of JSON to stdout. An error (e.g. a closed pipe) is returned,

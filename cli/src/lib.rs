@@ -12,7 +12,7 @@
 //! ```
 //!
 //! It reads control blocks without connecting and takes no slot; only `remove-stale`
-//! changes anything, and only what `salias::remove_stale` would. A problem with one
+//! changes anything, and only what `salias::channel::remove_stale` would. A problem with one
 //! channel is reported and the others are still handled; the exit code is then 1. A
 //! command line it cannot use exits with 2. `--json` prints one JSON object a line, with
 //! the fields README.md ("Seeing and cleaning up channels") lists.
@@ -131,7 +131,7 @@ const LIST_JSON: &str = "With --json, each line has: name, state (ready, being_c
 kind, owner {state: free|alive|dead, pid}, publishers and subscribers {slots, alive, dead}, max_backlog_bytes, \
 max_backlog_messages (null for raw channels); a value not known for the channel's state is null.";
 /// `--help` of `show`.
-const SHOW_JSON: &str = "With --json, each line has the fields of salias::ChannelStatus: name, initialised, \
+const SHOW_JSON: &str = "With --json, each line has the fields of salias::status::ChannelStatus: name, initialised, \
 kind, message_type {name, size}, recorded_type {name, size, align, layout_hash, schema_version}, capacity, \
 max_message_size, frame_len, owner {state, pid}, stale, owner_uid, mode, sequence, publishers [{slot, holder, \
 position, published, backpressured, pending}], subscribers [{slot, holder, cursors, backlog_bytes, \

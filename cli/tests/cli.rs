@@ -9,7 +9,7 @@ mod tool;
 
 use std::time::Duration;
 
-use salias::{Config, Error, FifoFanout, OrderedMpsc, RawFifoMpsc, SlotHolder};
+use salias::{Config, Error, FifoFanout, OrderedMpsc, RawFifoMpsc, status::SlotHolder};
 use support::{KillOnDrop, Sample, arg, role, spawn, unique_name};
 use tool::{salias, stderr, stdout};
 
@@ -27,7 +27,7 @@ fn status_reports_slots_positions_and_backlog() {
     }
     drop(subscriber); // gives everything back
 
-    let status = salias::channel_status(&name).unwrap();
+    let status = salias::status::channel_status(&name).unwrap();
     let me = SlotHolder::Alive {
         pid: std::process::id(),
     };
@@ -53,7 +53,7 @@ fn status_reports_slots_positions_and_backlog() {
     for seq in 10..13 {
         publisher.send(&Sample::new(0, seq)).unwrap();
     }
-    let status = salias::channel_status(&name).unwrap();
+    let status = salias::status::channel_status(&name).unwrap();
     let held: Vec<_> = status.subscribers.iter().filter(|s| s.holder == me).collect();
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].backlog_bytes, 3 * frame);
@@ -78,7 +78,7 @@ fn ordered_and_raw_channels_show_their_kind() {
     for seq in 0..5 {
         publisher.send(&Sample::new(0, seq)).unwrap();
     }
-    let status = salias::channel_status(&ordered_name).unwrap();
+    let status = salias::status::channel_status(&ordered_name).unwrap();
     assert_eq!(status.kind, "OrderedMpsc");
     assert_eq!(status.sequence, Some(5));
     assert_eq!(status.publishers[0].pending, None);
@@ -91,7 +91,7 @@ fn ordered_and_raw_channels_show_their_kind() {
 
     let raw_name = unique_name("cli-raw");
     let _raw = RawFifoMpsc::create(&Config::new(&raw_name).max_message_size(100)).unwrap();
-    let status = salias::channel_status(&raw_name).unwrap();
+    let status = salias::status::channel_status(&raw_name).unwrap();
     assert_eq!((status.frame_len(), status.message_type), (None, None));
     assert_eq!(status.max_message_size, 100);
     let text = stdout(&salias(&["show", &ordered_name, &raw_name]));
@@ -121,14 +121,14 @@ fn list_and_remove_stale_after_the_owner_is_killed() {
         drop(owner); // SIGKILL, and reaped
     }
 
-    let names = salias::list_channels().unwrap();
+    let names = salias::status::list_channels().unwrap();
     for name in [&live, &kept, &stale[0], &stale[1]] {
         assert!(names.contains(name), "{name} not in {names:?}");
     }
-    let status = salias::channel_status(&stale[0]).unwrap();
+    let status = salias::status::channel_status(&stale[0]).unwrap();
     assert_eq!(status.owner, SlotHolder::Dead { pid: owner_pids[0] });
     assert!(status.is_stale());
-    assert_eq!(salias::channel_status(&kept).unwrap().owner, SlotHolder::Free);
+    assert_eq!(salias::status::channel_status(&kept).unwrap().owner, SlotHolder::Free);
 
     let listed = stdout(&salias(&["list"]));
     let line = |name: &str| {
@@ -171,7 +171,7 @@ fn list_and_remove_stale_after_the_owner_is_killed() {
             Err(Error::NotFound { .. })
         ));
     }
-    assert!(salias::channel_status(&live).is_ok());
+    assert!(salias::status::channel_status(&live).is_ok());
     salias::remove(&kept).unwrap();
 }
 
@@ -188,7 +188,7 @@ fn bad_commands_and_names_are_clear_errors() {
     let _channel = RawFifoMpsc::create(&Config::new(&present)).unwrap();
     let shown = salias(&["show", &missing, &present]);
     assert_eq!(shown.status.code(), Some(1));
-    let expected = salias::channel_status(&missing).unwrap_err().to_string();
+    let expected = salias::status::channel_status(&missing).unwrap_err().to_string();
     assert_eq!(stderr(&shown).trim(), format!("salias: {missing:?}: {expected}"));
     assert!(
         stdout(&shown).contains(&format!("channel {present:?}: FifoMpsc")),
@@ -198,7 +198,7 @@ fn bad_commands_and_names_are_clear_errors() {
     let removal = salias(&["remove-stale", &missing]);
     assert_eq!(removal.status.code(), Some(1));
     assert!(matches!(
-        salias::channel_status("bad/name"),
+        salias::status::channel_status("bad/name"),
         Err(Error::InvalidName { .. })
     ));
 

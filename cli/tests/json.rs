@@ -1,11 +1,11 @@
 //! `salias list --json` and `salias show --json`: one JSON object a line, matching what
-//! `salias::channel_status` reports.
+//! `salias::status::channel_status` reports.
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
 mod tool;
 
-use salias::{ChannelStatus, Config, FifoFanout, OrderedMpsc, RawFifoMpsc, SlotHolder};
+use salias::{Config, FifoFanout, OrderedMpsc, RawFifoMpsc, status::ChannelStatus, status::SlotHolder};
 use serde_json::{Value, json};
 use support::{Sample, unique_name};
 use tool::{json_lines, salias, stderr};
@@ -47,7 +47,7 @@ fn shown(status: &ChannelStatus) -> Value {
             "backlog_bytes": s.backlog_bytes, "backlog_messages": messages(s.backlog_bytes),
             "kind": s.kind.to_string(), "demoted": s.demoted, "missed": s.missed,
         })).collect::<Vec<_>>(),
-        "removed_mapped_by": salias::removed_channel_users(&status.name).unwrap(),
+        "removed_mapped_by": salias::status::removed_channel_users(&status.name).unwrap(),
     })
 }
 
@@ -70,12 +70,12 @@ fn show_json_is_the_channel_status() {
     let output = salias(&["show", "--json", &fanout, &missing, &ordered, &raw]);
     // The missing one is reported on stderr; the others are still shown.
     assert_eq!(output.status.code(), Some(1));
-    let expected = salias::channel_status(&missing).unwrap_err().to_string();
+    let expected = salias::status::channel_status(&missing).unwrap_err().to_string();
     assert_eq!(stderr(&output).trim(), format!("salias: {missing:?}: {expected}"));
     let printed = json_lines(&output);
     assert_eq!(printed.len(), 3);
     for (line, name) in printed.iter().zip([&fanout, &ordered, &raw]) {
-        let status = salias::channel_status(name).unwrap();
+        let status = salias::status::channel_status(name).unwrap();
         assert_eq!(*line, shown(&status), "{name}");
     }
     // The values that tell the kinds apart, spelled out.
@@ -114,7 +114,7 @@ fn list_json_summarises_each_channel() {
             .find(|line| line["name"] == name)
             .unwrap_or_else(|| panic!("{name} not listed: {printed:?}"))
     };
-    let status = salias::channel_status(&live).unwrap();
+    let status = salias::status::channel_status(&live).unwrap();
     let frame = status.frame_len().unwrap() as u64;
     assert_eq!(
         *line(&live),

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use salias::{Config, FifoFanout, SlotHolder};
+use salias::{Config, FifoFanout, status::SlotHolder};
 use serde_json::Value;
 use support::{KillOnDrop, Sample, arg, report, role, spawn, unique_name};
 use tool::{json_lines, salias, stderr, stdout};
@@ -152,7 +152,7 @@ fn top_json_follows_a_publisher_and_a_subscriber_process() {
     assert_eq!(publisher.next_report(), "sent");
     assert_eq!(subscriber.next_report(), "received");
     let last = refreshes(&salias(&["top", &name, "--json", "--iterations", "1"]));
-    let frame = salias::channel_status(&name).unwrap().frame_len().unwrap() as u64;
+    let frame = salias::status::channel_status(&name).unwrap().frame_len().unwrap() as u64;
     assert_eq!(u64_at(&last[0], "/frame_len"), frame);
     assert_eq!(u64_at(&last[0], "/publishers/0/published"), TOTAL);
     assert_eq!(u64_at(&last[0], "/publishers/0/position"), TOTAL * frame);
@@ -231,7 +231,7 @@ fn top_shows_lossy_and_demoted_subscribers_and_their_losses() {
     // Tethered, and never receives: the publisher demotes it after the timeout.
     let stuck = channel.subscriber().unwrap();
     let mut publisher = channel.publisher().unwrap();
-    let total = 4 * 4096 / salias::channel_status(&name).unwrap().frame_len().unwrap() as u64;
+    let total = 4 * 4096 / salias::status::channel_status(&name).unwrap().frame_len().unwrap() as u64;
     for seq in 0..total {
         publisher.send(&Sample::new(0, seq)).unwrap();
     }
@@ -320,7 +320,7 @@ fn top_on_a_missing_channel_is_a_clear_error() {
     let missing = unique_name("top-missing");
     let shown = salias(&["top", &missing, "--iterations", "1"]);
     assert_eq!(shown.status.code(), Some(1));
-    let expected = salias::channel_status(&missing).unwrap_err().to_string();
+    let expected = salias::status::channel_status(&missing).unwrap_err().to_string();
     assert_eq!(stderr(&shown).trim(), format!("salias: {missing:?}: {expected}"));
     assert!(stdout(&shown).is_empty());
 
@@ -389,7 +389,7 @@ fn ctrl_c_ends_top_cleanly() {
     for line in rest.lines() {
         serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     }
-    let owner = salias::channel_status(&name).unwrap().owner;
+    let owner = salias::status::channel_status(&name).unwrap().owner;
     assert_eq!(
         owner,
         SlotHolder::Alive {

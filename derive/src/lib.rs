@@ -229,7 +229,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
 
             // `Message` follows from this and zerocopy's traits (`salias::Message`).
             impl #private::DerivedMessage for #ident {
-                const FINGERPRINT: #krate::Fingerprint = #krate::Fingerprint::of_fields(
+                const FINGERPRINT: #private::Fingerprint = #private::Fingerprint::of_fields(
                     #type_name,
                     ::core::mem::size_of::<#ident>(),
                     ::core::mem::align_of::<#ident>(),

@@ -201,24 +201,27 @@ impl Drop for Guarded {
 fn install() -> bool {
     static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     INSTALL.call_once(|| {
-        // SAFETY: `sigaction` and `pthread_atfork` with structs we own and fill in; the
-        // handler and hook are `extern "C"` functions that live for the whole program.
-        unsafe {
-            // The disposition to chain to is stored before ours is installed, so the
-            // handler never runs without it.
-            let mut previous: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut previous) != 0 {
-                return;
-            }
-            let _ = PREVIOUS.set(previous);
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-            libc::sigemptyset(&mut action.sa_mask);
-            let installed = libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) == 0
-                && libc::pthread_atfork(None, None, Some(after_fork_in_child)) == 0;
-            INSTALLED.store(installed, Ordering::Release);
+        // The disposition to chain to is stored before ours is installed, so the handler
+        // never runs without it.
+        // SAFETY: `sigaction` is plain data for which all zeroes is a valid value.
+        let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a query only (no new action), into a struct we own.
+        if unsafe { libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut previous) } != 0 {
+            return;
         }
+        let _ = PREVIOUS.set(previous);
+        // SAFETY: as for `previous`.
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+        action.sa_sigaction = on_sigbus as *const () as usize;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        // SAFETY: initialises a signal set we own.
+        unsafe { libc::sigemptyset(&mut action.sa_mask) };
+        // SAFETY: the handler is an `extern "C"` function of the SA_SIGINFO signature that
+        // lives for the whole program, installed from a struct we own and filled in.
+        let installed = unsafe { libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) } == 0
+            // SAFETY: the hook is an `extern "C"` function that lives for the whole program.
+            && unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) } == 0;
+        INSTALLED.store(installed, Ordering::Release);
     });
     INSTALLED.load(Ordering::Acquire)
 }
@@ -234,20 +237,21 @@ extern "C" fn after_fork_in_child() {
             // SAFETY: `[start, end)` is a live salias mapping of this (single-threaded,
             // just forked) process; replacing its pages affects only this process, and its
             // handles all report `Inherited` through the cells marked below.
-            unsafe {
-                let replaced = libc::mmap(
+            let replaced = unsafe {
+                libc::mmap(
                     start as *mut c_void,
                     end - start,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
                     -1,
                     0,
-                );
-                if replaced == libc::MAP_FAILED {
-                    // No memory for private pages: make the shared ones unreachable
-                    // instead (handles check their cell before touching them).
-                    libc::mprotect(start as *mut c_void, end - start, libc::PROT_NONE);
-                }
+                )
+            };
+            if replaced == libc::MAP_FAILED {
+                // No memory for private pages: make the shared ones unreachable instead
+                // (handles check their cell before touching them).
+                // SAFETY: the same live mapping of this process, as above.
+                unsafe { libc::mprotect(start as *mut c_void, end - start, libc::PROT_NONE) };
             }
         }
     }
@@ -308,8 +312,12 @@ unsafe fn handle(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut 
     let code = unsafe { (*info).si_code };
     // A signal someone sent carries no address worth trusting (for SI_USER the field
     // overlaps the sender's pid and uid): never zero a page for one.
-    // SAFETY: as above; read only for a kernel access fault.
-    let addr = is_access_fault(code).then(|| unsafe { (*info).si_addr() } as usize);
+    let addr = is_access_fault(code).then(|| {
+        // SAFETY: as above: the kernel's siginfo, valid for the handler's duration.
+        let info = unsafe { &*info };
+        // SAFETY: for an access fault the kernel fills in the faulting address.
+        unsafe { info.si_addr() as usize }
+    });
     if let Some((addr, range)) = addr.and_then(|addr| Some((addr, range_of(addr)?))) {
         let page = range.page.load(Ordering::Relaxed);
         let at = addr & !(page - 1);
@@ -353,12 +361,11 @@ unsafe fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c
         // Restore the default and let the process die of SIGBUS exactly as it would have
         // without salias: an access fault recurs on return; anything else (sent, or a
         // machine-check report that will not recur) is raised again.
-        // SAFETY: plain signal-disposition calls, async-signal-safe.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            if !is_access_fault(code) {
-                libc::raise(signal);
-            }
+        // SAFETY: a plain signal-disposition call, async-signal-safe.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+        if !is_access_fault(code) {
+            // SAFETY: async-signal-safe; the default disposition is back in place.
+            unsafe { libc::raise(signal) };
         }
     } else if previous.is_some_and(|previous| previous.sa_flags & libc::SA_SIGINFO != 0) {
         // SAFETY: the previous handler was installed for exactly this signature.

@@ -14,6 +14,7 @@ pub(crate) use super::futex::{wait, wake_all};
 use crate::error::{Error, Result};
 
 pub(crate) const POPULATE: MapFlags = MapFlags::POPULATE;
+pub(crate) const WAKE_PROTOCOL: u32 = crate::wire::layout::WAKE_BY_BARRIER;
 
 const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
 

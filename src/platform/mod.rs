@@ -33,16 +33,16 @@ pub(crate) use names::ObjectNames;
 pub(crate) use numa::check_numa_node;
 pub(crate) use process::{Identity, holder_alive, token_alive, token_pid};
 
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
+#[cfg(all(target_os = "linux", not(salias_portable)))]
 #[path = "linux.rs"]
 mod native;
-#[cfg(any(not(target_os = "linux"), feature = "portable"))]
+#[cfg(any(not(target_os = "linux"), salias_portable))]
 #[path = "portable.rs"]
 mod native;
 
-#[cfg(any(not(target_os = "linux"), feature = "portable"))]
+#[cfg(any(not(target_os = "linux"), salias_portable))]
 pub(crate) use native::NAME as PLATFORM_NAME;
-pub(crate) use native::{check_hugetlbfs, heavy_barrier, register_fast_side, wait, wake_all};
+pub(crate) use native::{WAKE_PROTOCOL, check_hugetlbfs, heavy_barrier, register_fast_side, wait, wake_all};
 
 /// What a sleeper's `heavy_barrier` achieved, which decides whether it may sleep until
 /// woken (SYNC POINT sleeper-registration, `protocol::announce_sleep`).
@@ -52,7 +52,7 @@ pub(crate) enum Barrier {
     /// thread of every process registered for it (`register_fast_side`), so publishers
     /// that rely on it with only a compiler fence cannot miss this sleeper.
     #[cfg_attr(
-        any(not(target_os = "linux"), feature = "portable"),
+        any(not(target_os = "linux"), salias_portable),
         allow(dead_code, reason = "the Linux layer's barrier")
     )]
     Done,
@@ -60,7 +60,7 @@ pub(crate) enum Barrier {
     /// runs a full fence of its own before it looks for sleepers. The sleeper must run its
     /// own full fence too (the two fences make the Dekker pair); then it cannot be missed.
     #[cfg_attr(
-        all(target_os = "linux", not(feature = "portable")),
+        all(target_os = "linux", not(salias_portable)),
         allow(dead_code, reason = "the portable layer has no barrier")
     )]
     NotNeeded,
@@ -350,14 +350,13 @@ impl MagicRing {
         let head = base - start;
         let tail_start = base + 2 * capacity;
         let tail = start + reserve_len - tail_start;
-        // SAFETY: both ranges lie inside the reservation made above and nothing uses them.
-        unsafe {
-            if head > 0 {
-                let _ = rustix::mm::munmap(start as *mut c_void, head);
-            }
-            if tail > 0 {
-                let _ = rustix::mm::munmap(tail_start as *mut c_void, tail);
-            }
+        if head > 0 {
+            // SAFETY: the head lies inside the reservation made above and nothing uses it.
+            let _ = unsafe { rustix::mm::munmap(start as *mut c_void, head) };
+        }
+        if tail > 0 {
+            // SAFETY: the tail lies inside the reservation made above and nothing uses it.
+            let _ = unsafe { rustix::mm::munmap(tail_start as *mut c_void, tail) };
         }
         let mut ring = MagicRing {
             // SAFETY: `base` is inside a successful mapping, so it is not null.
@@ -480,7 +479,7 @@ pub(crate) unsafe fn touch_pages(base: *const u8, len: usize, page: usize) {
     let mut offset = 0;
     while offset < len {
         // SAFETY: `base..base + len` is a live mapping (caller).
-        unsafe { base.add(offset).read_volatile() };
+        unsafe { base.wrapping_add(offset).read_volatile() };
         offset += page;
     }
 }

@@ -56,7 +56,7 @@ mod tests {
     /// different ones.
     #[test]
     fn object_names_fit_macos_limit() {
-        let longest = "x".repeat(crate::MAX_NAME_LEN);
+        let longest = "x".repeat(crate::wire::layout::MAX_NAME_LEN);
         let mut seen = std::collections::HashSet::new();
         for name in ["a", "quotes", "market-data.v2_eu", longest.as_str()] {
             let names = ObjectNames::of(name);

@@ -1,10 +1,10 @@
 //! Checking that a NUMA node exists before binding rings to it.
 
 use crate::error::{Error, Result};
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
+#[cfg(all(target_os = "linux", not(salias_portable)))]
 use std::path::Path;
 
-#[cfg(all(target_os = "linux", not(feature = "portable")))]
+#[cfg(all(target_os = "linux", not(salias_portable)))]
 pub(crate) fn check_numa_node(node: u32) -> Result<()> {
     if Path::new(&format!("/sys/devices/system/node/node{node}")).exists() {
         return Ok(());
@@ -35,7 +35,7 @@ pub(crate) fn check_numa_node(node: u32) -> Result<()> {
     ))
 }
 
-#[cfg(any(not(target_os = "linux"), feature = "portable"))]
+#[cfg(any(not(target_os = "linux"), salias_portable))]
 pub(crate) fn check_numa_node(_node: u32) -> Result<()> {
     Err(Error::Unsupported {
         feature: "NUMA bindings",

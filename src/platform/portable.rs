@@ -22,6 +22,7 @@ pub(crate) const NAME: &str = "macOS";
 pub(crate) const NAME: &str = "the portable platform layer";
 
 pub(crate) const POPULATE: MapFlags = MapFlags::empty();
+pub(crate) const WAKE_PROTOCOL: u32 = crate::wire::layout::WAKE_BY_FENCES;
 
 pub(crate) fn check_hugetlbfs(_dir: &Path, _page_size: usize) -> Result<()> {
     Err(Error::Unsupported {

@@ -22,7 +22,7 @@ pub mod overrun;
 pub mod ring;
 pub mod wake;
 
-#[cfg(any(loom, feature = "testing"))]
+#[cfg(any(loom, salias_testing))]
 pub use crate::wire::layout::{OverwriteWords, WakeWords};
 pub use handoff::*;
 pub use ordered::*;

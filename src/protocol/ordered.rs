@@ -7,6 +7,7 @@ use super::Word;
 use crate::wire::layout::{MAX_POSITION, PENDING_NONE, PENDING_TAKING};
 
 /// A publisher's ordered-mode words.
+#[derive(Debug)]
 pub struct SequenceWords<'w, W> {
     /// The channel's next global sequence number.
     pub sequence: &'w W,
@@ -41,6 +42,7 @@ pub fn clear_pending<W: Word>(pending: &W) {
 }
 
 /// What a subscriber sees of one publisher while checking for a gap.
+#[derive(Debug)]
 pub struct PublisherView<'w, W> {
     /// Whether the slot's holder is a live process.
     pub alive: bool,

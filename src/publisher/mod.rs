@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 mod fault;
 mod raw;
 mod readiness;
@@ -155,19 +155,20 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             release_slot(&shared);
             return Err(e);
         }
-        // SAFETY: all four live in the control mapping, and the ring in the ring mapping;
-        // `shared` keeps both alive as long as the publisher holding these pointers. The
-        // ring's mapping was just made writable and stays so until `drop`, and this
-        // publisher holds its slot: it is the ring's one writer.
-        let (progress, wake, room, sequence, ring) = unsafe {
-            (
-                ShmPtr::new(&*shared.publisher_slot(slot).progress),
-                ShmPtr::new(&*shared.hot().wake),
-                ShmPtr::new(&*shared.hot().room),
-                ShmPtr::new(&*shared.hot().sequence),
-                shared.ring(slot).view().writable(),
-            )
-        };
+        // SAFETY: the four words live in the control mapping, which `shared` keeps
+        // alive as long as the publisher holding these pointers.
+        let progress = unsafe { ShmPtr::new(&*shared.publisher_slot(slot).progress) };
+        // SAFETY: as for `progress`.
+        let wake = unsafe { ShmPtr::new(&*shared.hot().wake) };
+        // SAFETY: as for `progress`.
+        let room = unsafe { ShmPtr::new(&*shared.hot().room) };
+        // SAFETY: as for `progress`.
+        let sequence = unsafe { ShmPtr::new(&*shared.hot().sequence) };
+        // SAFETY: the view is used only beside `shared`, which owns the mapping.
+        let view = unsafe { shared.ring(slot).view() };
+        // SAFETY: the ring's mapping was just made writable and stays so until `drop`, and
+        // this publisher holds its slot: it is the one writer.
+        let ring = unsafe { view.writable() };
         let mut publisher = Publisher {
             ring,
             hot: CachePadded::new(WriteState {
@@ -234,14 +235,14 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     /// # let name = format!("doc-publisher-subscribers-{}", std::process::id());
     /// let channel = salias::RawFifoFanout::create(&salias::Config::new(&name))?;
     /// let publisher = channel.publisher()?;
-    /// assert_eq!(publisher.subscribers(), salias::SubscriberCount { tethered: 0, lossy: 0 });
+    /// assert_eq!(publisher.subscribers(), salias::status::SubscriberCount { tethered: 0, lossy: 0 });
     /// let (_tethered, _lossy) = (channel.subscriber()?, channel.lossy_subscriber()?);
-    /// assert_eq!(publisher.subscribers(), salias::SubscriberCount { tethered: 1, lossy: 1 });
+    /// assert_eq!(publisher.subscribers(), salias::status::SubscriberCount { tethered: 1, lossy: 1 });
     /// # Ok::<(), salias::Error>(())
     /// ```
-    pub fn subscribers(&self) -> crate::SubscriberCount {
+    pub fn subscribers(&self) -> crate::status::SubscriberCount {
         let shared = &*self.shared;
-        let mut count = crate::SubscriberCount::default();
+        let mut count = crate::status::SubscriberCount::default();
         for s in 0..shared.subscribers as usize {
             let slot = shared.subscriber_slot(s);
             if shared.live_holders(std::iter::once(&*slot.holder)) == 0 {
@@ -262,9 +263,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 
     /// Whether the channel's name still leads to this handle's channel, or the channel was
-    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// removed or replaced since (see [`NameState`](crate::region::NameState)). A few system
     /// calls; for cold paths.
-    pub fn name_state(&self) -> Result<crate::NameState> {
+    pub fn name_state(&self) -> Result<crate::region::NameState> {
         self.shared.name_state()
     }
 

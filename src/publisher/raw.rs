@@ -182,6 +182,17 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
     }
 }
 
+/// Where the claim lies in the ring and how many bytes it reserved.
+impl<M: Mode, K: Topology> std::fmt::Debug for ClaimBytes<'_, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaimBytes")
+            .field("channel", &self.publisher.shared.name)
+            .field("position", &self.pos)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
 impl<M: Mode, K: Topology> Deref for ClaimBytes<'_, M, K> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

@@ -64,7 +64,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// let batch: Vec<Tick> = (0..16).map(|seq| Tick { seq }).collect();
     /// assert_eq!(publisher.offer_batch(&batch)?, 16);
     /// let mut subscriber = channel.subscriber()?;
-    /// assert_eq!(subscriber.poll(100, |_, _| {})?, 16);
+    /// assert_eq!(subscriber.drain(100, |_, _| {})?, 16);
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn offer_batch(&mut self, messages: &[T]) -> Result<usize, PublishError> {
@@ -126,7 +126,7 @@ impl<T: Message, M: Mode, K: Topology> Publisher<T, M, K> {
     /// # let name = format!("doc-send-{}", std::process::id());
     /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
     /// let mut publisher = channel.publisher()?;
-    /// publisher.set_wait_strategy(salias::SpinThenYield::default());
+    /// publisher.set_wait_strategy(salias::wait::SpinThenYield::default());
     /// publisher.send(&Tick { seq: 1 })?;
     /// # Ok::<(), salias::Error>(())
     /// ```
@@ -189,6 +189,17 @@ impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
         // the claim is consumed, so nothing references it any more.
         unsafe { self.publisher.commit_frame(self.pos, self.len, sequence) };
         self.publisher.publish_progress();
+    }
+}
+
+/// Where the claim lies in the ring; the message itself is still being written.
+impl<T: Message, M: Mode, K: Topology> std::fmt::Debug for Claim<'_, T, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claim")
+            .field("channel", &self.publisher.shared.name)
+            .field("position", &self.pos)
+            .field("len", &self.len)
+            .finish()
     }
 }
 

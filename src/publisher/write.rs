@@ -128,17 +128,17 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let mut pos = start;
         for i in 0..count {
             let bytes = message(i);
-            // SAFETY: the frames from `start` on, `frames` bytes in all, are reserved by
-            // this publisher (`reserve`) and none is committed yet; frame `i` holds
-            // `bytes.len()` payload bytes, as the caller counted them into `frames`.
-            unsafe {
-                match copy {
-                    PayloadCopy::CommitLineLast => ring.write_payload(pos, shape, bytes),
-                    PayloadCopy::Plain => ring.copy_payload(pos, shape, bytes),
-                }
-                // Wrapping: a hostile peer may have set the shared counter anywhere.
-                ring.write_header(pos, shape, bytes.len(), first.wrapping_add(i as u64));
+            match copy {
+                // SAFETY: the frames from `start` on, `frames` bytes in all, are reserved by
+                // this publisher (`reserve`) and none is committed yet; frame `i` holds
+                // `bytes.len()` payload bytes, as the caller counted them into `frames`.
+                PayloadCopy::CommitLineLast => unsafe { ring.write_payload(pos, shape, bytes) },
+                // SAFETY: as above.
+                PayloadCopy::Plain => unsafe { ring.copy_payload(pos, shape, bytes) },
             }
+            // Wrapping: a hostile peer may have set the shared counter anywhere.
+            // SAFETY: as above: frame `i` is reserved by this publisher, not committed.
+            unsafe { ring.write_header(pos, shape, bytes.len(), first.wrapping_add(i as u64)) };
             pos += Frame::<T, M>::len(bytes.len()) as u64;
         }
         debug_assert_eq!(pos - start, frames, "the caller's frame bytes");
@@ -172,7 +172,7 @@ impl<T: Payload, M: GlobalOrder, K: Topology> Publisher<T, M, K> {
     /// way, such as the zenoh bridge.
     ///
     /// A `count` of 0 declares nothing and writes nothing: `Ok(())`. Returns
-    /// [`PublishError::GapTooLarge`] past [`MAX_GAP`](crate::MAX_GAP) numbers, and
+    /// [`PublishError::GapTooLarge`] past [`MAX_GAP`](crate::error::MAX_GAP) numbers, and
     /// [`PublishError::Backpressured`] (writing nothing) when the ring has no room for the
     /// frame.
     ///

@@ -147,17 +147,17 @@ impl Drop for Readiness {
     }
 }
 
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 static ROOM_WAKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Counts a subscriber's wake of publishers waiting for room (a futex call).
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 pub(crate) fn count_room_wake() {
     ROOM_WAKES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// How many times subscribers of this process have woken publishers waiting for room.
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 pub(crate) fn room_wakes() -> u64 {
     ROOM_WAKES.load(std::sync::atomic::Ordering::Relaxed)
 }

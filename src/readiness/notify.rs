@@ -11,13 +11,13 @@ pub(crate) struct NotifyFd {
     /// The end an event loop polls.
     read: OwnedFd,
     /// The end written to signal (the pipe's other end; unused for an eventfd).
-    #[cfg(any(not(target_os = "linux"), feature = "portable"))]
+    #[cfg(any(not(target_os = "linux"), salias_portable))]
     write: OwnedFd,
 }
 
 impl NotifyFd {
     /// A new descriptor, not readable, closed on exec.
-    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    #[cfg(all(target_os = "linux", not(salias_portable)))]
     pub(crate) fn new() -> Result<Self, Errno> {
         use rustix::event::{EventfdFlags, eventfd};
         let read = eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC)?;
@@ -26,7 +26,7 @@ impl NotifyFd {
 
     /// A new descriptor, not readable, closed on exec. macOS has no `pipe2`: the flags
     /// are set right after; nothing can exec in between in a library that spawns nothing.
-    #[cfg(any(not(target_os = "linux"), feature = "portable"))]
+    #[cfg(any(not(target_os = "linux"), salias_portable))]
     pub(crate) fn new() -> Result<Self, Errno> {
         use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
         use rustix::io::{FdFlags, fcntl_setfd};
@@ -41,9 +41,9 @@ impl NotifyFd {
     /// Makes the descriptor readable. A full pipe or a saturated counter (`EAGAIN`)
     /// already reads readable, so nothing is lost by ignoring it.
     pub(crate) fn signal(&self) {
-        #[cfg(all(target_os = "linux", not(feature = "portable")))]
+        #[cfg(all(target_os = "linux", not(salias_portable)))]
         let _ = rustix::io::write(&self.read, &1u64.to_ne_bytes());
-        #[cfg(any(not(target_os = "linux"), feature = "portable"))]
+        #[cfg(any(not(target_os = "linux"), salias_portable))]
         let _ = rustix::io::write(&self.write, &[1]);
     }
 

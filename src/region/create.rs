@@ -227,13 +227,21 @@ fn build(
     // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
     // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;
     // every copy is validated, and `connect` uses only one read after the READY store.
-    unsafe { (&raw mut (*header).info).write_volatile(info) };
+    unsafe {
+        header
+            .wrapping_byte_add(std::mem::offset_of!(Header, info))
+            .cast::<ChannelInfo>()
+            .write_volatile(info)
+    };
 
     if kind.topology == Fanout::ID {
         // No subscriber yet: publishers are held back by none.
         for index in 0..(geometry.publishers as usize * geometry.subscribers as usize) {
             // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
-            let cursor = unsafe { &*(control.as_ptr().add(layout.cursors_offset) as *const Cursor).add(index) };
+            let table = control.as_ptr().wrapping_add(layout.cursors_offset) as *const Cursor;
+            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P; a cursor
+            // is an atomic.
+            let cursor = unsafe { &*table.wrapping_add(index) };
             cursor.store(CURSOR_IDLE, Ordering::Relaxed);
         }
     }
@@ -337,7 +345,7 @@ pub(super) fn record(
         },
         hugetlbfs_dir: dir_bytes,
         permissions: config.permissions,
-        _reserved: 0,
+        wake_protocol: platform::WAKE_PROTOCOL,
         ring_device: ring_id.device,
         ring_inode: ring_id.inode,
         tether_timeout_ns: geometry.tether_timeout_ns,

@@ -377,7 +377,8 @@ mod tests {
     use super::Geometry;
     use crate::config::{Config, HugePages};
     use crate::kind::{Fanout, Fifo, Mode, Mpsc, Ordered, Topology};
-    use crate::message::{FieldLayout, Fingerprint};
+    use crate::message::Fingerprint;
+    use crate::message::derived::FieldLayout;
     use crate::platform::ObjectId;
     use crate::region::Kind;
     use crate::region::create::record;

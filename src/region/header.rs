@@ -15,7 +15,7 @@ use crate::wire::layout::{ChannelInfo, ControlLayout, Header, MAGIC, SLOT_FREE, 
 /// How long `connect` waits for an owner that is still initialising the channel, in ms.
 pub(super) static INIT_WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2_000);
 
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 /// Shortens the wait for fuzzing, where every forged "initialising" channel would
 /// otherwise cost two seconds.
 pub(crate) fn set_init_wait(wait: Duration) {
@@ -54,18 +54,20 @@ pub(super) struct HeaderCopy {
 /// truncated under the copy.
 pub(super) fn copy_header(map: &ControlMap, health: &Health, name: &str) -> Result<HeaderCopy> {
     let header = map.as_ptr() as *const Header;
-    // SAFETY: the mapping holds at least a `Header`, page aligned; `state` and `owner`
-    // are atomics, read in place.
-    let (state, owner) = unsafe {
-        (
-            // SYNC POINT header-ready (Acquire side).
-            (*header).state.load(Ordering::Acquire),
-            (*header).owner.token.load(Ordering::Acquire),
-        )
-    };
+    // SAFETY: the mapping holds at least a `Header`, page aligned; `state` is an atomic,
+    // read in place.
+    // SYNC POINT header-ready (Acquire side).
+    let state = unsafe { (*header).state.load(Ordering::Acquire) };
+    // SAFETY: as for `state`; `owner` holds only an atomic.
+    let owner = unsafe { (*header).owner.token.load(Ordering::Acquire) };
     // SAFETY: plain bytes copied out of the mapping, never referenced in place; every use
     // validates the copy first.
-    let info = Box::new(unsafe { std::ptr::read_volatile(&raw const (*header).info) });
+    let info = Box::new(unsafe {
+        header
+            .wrapping_byte_add(std::mem::offset_of!(Header, info))
+            .cast::<ChannelInfo>()
+            .read_volatile()
+    });
     health.check(name)?;
     Ok(HeaderCopy { state, owner, info })
 }

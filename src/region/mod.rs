@@ -24,7 +24,7 @@ mod validate;
 
 pub(crate) use create::create;
 pub(crate) use header::channel_name_of_object;
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 pub(crate) use header::set_init_wait;
 pub use name::NameState;
 pub(crate) use object::control_facts;
@@ -218,20 +218,24 @@ impl Control {
     pub(crate) fn hot(&self) -> &Hot {
         // SAFETY: `Hot` sits at HOT_OFFSET (128-aligned) inside the checked mapping and
         // holds only atomics.
-        unsafe { &*(self.base().add(HOT_OFFSET) as *const Hot) }
+        unsafe { &*(self.base().wrapping_add(HOT_OFFSET) as *const Hot) }
     }
 
     pub(crate) fn publisher_slot(&self, index: usize) -> &PublisherSlot {
         assert!(index < self.publishers as usize);
         // SAFETY: `index` is in range; the publisher table lies inside the checked mapping
         // at a 128-aligned offset and holds only atomics.
-        unsafe { &*(self.base().add(self.layout.publishers_offset) as *const PublisherSlot).add(index) }
+        unsafe {
+            &*(self.base().wrapping_add(self.layout.publishers_offset) as *const PublisherSlot).wrapping_add(index)
+        }
     }
 
     pub(crate) fn subscriber_slot(&self, index: usize) -> &SubscriberSlot {
         assert!(index < self.subscribers as usize);
         // SAFETY: as for `publisher_slot`, for the subscriber table.
-        unsafe { &*(self.base().add(self.layout.subscribers_offset) as *const SubscriberSlot).add(index) }
+        unsafe {
+            &*(self.base().wrapping_add(self.layout.subscribers_offset) as *const SubscriberSlot).wrapping_add(index)
+        }
     }
 
     /// Subscriber `subscriber`'s read position in ring `publisher`.
@@ -239,6 +243,6 @@ impl Control {
         assert!(subscriber < self.subscribers as usize && publisher < self.publishers as usize);
         let index = subscriber * self.publishers as usize + publisher;
         // SAFETY: `index` < S·P, the size of the cursor table inside the checked mapping.
-        unsafe { &*(self.base().add(self.layout.cursors_offset) as *const Cursor).add(index) }
+        unsafe { &*(self.base().wrapping_add(self.layout.cursors_offset) as *const Cursor).wrapping_add(index) }
     }
 }

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 /// # #[repr(C)]
 /// # struct Tick { seq: u64 }
 /// # let name = format!("doc-name-state-{}", std::process::id());
-/// use salias::NameState;
+/// use salias::status::NameState;
 /// let old = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
 /// let subscriber = old.subscriber()?;
 /// assert_eq!(subscriber.name_state()?, NameState::Current);

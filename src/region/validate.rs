@@ -8,7 +8,8 @@ use crate::config::MAX_NAME_LEN;
 use crate::error::{Error, Result};
 use crate::kind::{mode_name, topology_name};
 use crate::message::Fingerprint;
-use crate::wire::layout::{ChannelInfo, LAYOUT_VERSION, MAGIC, MAX_TYPE_NAME_LEN};
+use crate::platform;
+use crate::wire::layout::{ChannelInfo, LAYOUT_VERSION, MAGIC, MAX_TYPE_NAME_LEN, WAKE_BY_BARRIER, WAKE_BY_FENCES};
 
 /// Everything `connect` checks of a copied control block, in order: that it is a salias
 /// channel of this layout version with this name, that it is the kind and carries the
@@ -38,7 +39,23 @@ pub(super) fn check_identity(name: &str, info: &ChannelInfo) -> Result<()> {
     if info.name_len as usize > MAX_NAME_LEN || &info.name[..info.name_len as usize] != name.as_bytes() {
         return Err(not_a_channel("it belongs to a channel with another name"));
     }
+    if info.wake_protocol != platform::WAKE_PROTOCOL {
+        return Err(Error::PlatformMismatch {
+            name: name.to_owned(),
+            channel_layer: wake_layer_name(info.wake_protocol),
+            this_layer: wake_layer_name(platform::WAKE_PROTOCOL),
+        });
+    }
     Ok(())
+}
+
+/// The platform layer behind a recorded wake protocol, as `PlatformMismatch` names it.
+fn wake_layer_name(wake_protocol: u32) -> &'static str {
+    match wake_protocol {
+        WAKE_BY_BARRIER => "the Linux layer (sleepers take a membarrier)",
+        WAKE_BY_FENCES => "the portable layer (macOS, or Linux built with `--cfg salias_portable`; every side fences)",
+        _ => "an unknown layer",
+    }
 }
 
 /// That the channel is the kind, and carries the message type, a handle of `kind` needs.

@@ -66,7 +66,7 @@ pub struct LossySubscriber<T: Payload, M: Mode = Fifo> {
 /// What a FIFO lossy subscriber missed because publishers overran it.
 ///
 /// ```
-/// assert_eq!(salias::Losses::default().messages, 0);
+/// assert_eq!(salias::receive::Losses::default().messages, 0);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -278,9 +278,9 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
     }
 
     /// Whether the channel's name still leads to this handle's channel, or the channel was
-    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// removed or replaced since (see [`NameState`](crate::region::NameState)). A few system
     /// calls; for cold paths.
-    pub fn name_state(&self) -> Result<crate::NameState> {
+    pub fn name_state(&self) -> Result<crate::region::NameState> {
         self.inner.name_state()
     }
 
@@ -371,8 +371,8 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
     /// let channel = salias::RawFifoFanout::create(&salias::Config::new(&name))?;
     /// let tethered = channel.subscriber()?;
     /// let lossy = tethered.into_lossy()?;
-    /// let status = salias::channel_status(&name)?;
-    /// assert_eq!(status.subscribers[lossy.slot()].kind, salias::SubscriberKind::Lossy);
+    /// let status = salias::status::channel_status(&name)?;
+    /// assert_eq!(status.subscribers[lossy.slot()].kind, salias::status::SubscriberKind::Lossy);
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn into_lossy(mut self) -> Result<LossySubscriber<T, M>> {

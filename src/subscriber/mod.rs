@@ -109,7 +109,7 @@ pub(crate) struct Next {
 /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name))?;
 /// let subscriber = channel.subscriber()?;
 /// // No publisher has died holding a number: nothing is missing.
-/// assert_eq!(subscriber.gaps(), &salias::Gaps::default());
+/// assert_eq!(subscriber.gaps(), &salias::receive::Gaps::default());
 /// # Ok::<(), salias::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -217,15 +217,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 (0..shared.subscribers as usize).map(|s| &*shared.subscriber_slot(s).holder),
             )?,
         };
-        // SAFETY: the wake word and this slot's resume word live in the control mapping,
-        // which `shared` keeps alive as long as this subscriber.
-        let (wake, room, resume) = unsafe {
-            (
-                ShmPtr::new(&*shared.hot().wake),
-                ShmPtr::new(&*shared.hot().room),
-                ShmPtr::new(&*shared.subscriber_slot(slot).next_sequence),
-            )
-        };
+        // SAFETY: the wake words and this slot's resume word live in the
+        // control mapping, which `shared` keeps alive as long as this subscriber.
+        let wake = unsafe { ShmPtr::new(&*shared.hot().wake) };
+        // SAFETY: as for `wake`.
+        let room = unsafe { ShmPtr::new(&*shared.hot().room) };
+        // SAFETY: as for `wake`.
+        let resume = unsafe { ShmPtr::new(&*shared.subscriber_slot(slot).next_sequence) };
         let mut subscriber = Subscriber {
             slot,
             readers: Box::default(),
@@ -360,9 +358,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     /// Whether the channel's name still leads to this handle's channel, or the channel was
-    /// removed or replaced since (see [`NameState`](crate::NameState)). A few system
+    /// removed or replaced since (see [`NameState`](crate::region::NameState)). A few system
     /// calls; for cold paths.
-    pub fn name_state(&self) -> Result<crate::NameState> {
+    pub fn name_state(&self) -> Result<crate::region::NameState> {
         self.shared.name_state()
     }
 
@@ -387,7 +385,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Writes one byte through this process's mapping of ring `ring`, for tests of the
     /// mappings' protection: the process faults (SIGSEGV) unless a publisher of this
     /// process holds that ring's slot. Not API.
-    #[cfg(feature = "testing")]
+    #[cfg(salias_testing)]
     #[doc(hidden)]
     pub fn write_through_ring_mapping(&self, ring: usize) {
         let last = self.shared.ring(ring).base().wrapping_add(self.shared.capacity - 1);

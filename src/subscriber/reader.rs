@@ -93,7 +93,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             _ => {
                 let what = format!(
                     "ring {ring} has a hole frame at position {position} declaring {lost} numbers lost from {sequence}, but only {taken} were ever taken, and one frame declares 1 to {} numbers",
-                    crate::MAX_GAP
+                    crate::handle_error::MAX_GAP
                 );
                 Err(self.fault.corrupt(&self.shared, what).into())
             }

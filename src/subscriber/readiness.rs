@@ -12,7 +12,7 @@ use crate::wait;
 /// register it with epoll, kqueue, mio, tokio's `AsyncFd` or any poll loop.
 ///
 /// Level-triggered: once a message is committed it stays readable until a receive
-/// (`try_recv`, `poll`, `recv`) finds nothing more, and becomes readable again at the
+/// (`try_recv`, `drain`, `recv`) finds nothing more, and becomes readable again at the
 /// next commit. The first call starts watching and arms; from then on every receive that
 /// finds nothing arms again: it drains the descriptor, registers as a sleeper as a
 /// parked `recv` does, runs the process-wide barrier (membarrier) and looks once more.
@@ -97,7 +97,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline(always)]
     pub(super) fn wake_publishers(&self) {
         wait::wake_sleepers(self.room.get(), self.barrier_reaches_us, || {
-            #[cfg(feature = "testing")]
+            #[cfg(salias_testing)]
             crate::readiness::count_room_wake();
         });
     }

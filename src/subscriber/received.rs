@@ -19,7 +19,7 @@ use crate::message::{Bytes, Message, Payload};
 /// let _first = channel.publisher()?;
 /// channel.publisher()?.offer(&Tick { seq: 1 })?;
 /// let mut subscriber = channel.subscriber()?;
-/// subscriber.poll(1, |info, _| assert_eq!(info.publisher_slot(), 1))?;
+/// subscriber.drain(1, |info, _| assert_eq!(info.publisher_slot(), 1))?;
 /// # Ok::<(), salias::Error>(())
 /// ```
 pub struct MessageInfo<M: Mode> {
@@ -155,6 +155,26 @@ impl<T: Message, M: Mode, K: Topology> Deref for Received<'_, T, M, K> {
 impl<T: Payload, M: Mode, K: Topology> Drop for Received<'_, T, M, K> {
     fn drop(&mut self) {
         self.subscriber.advance(self.next);
+    }
+}
+
+/// The message's origin and, for a type that is `Debug`, the message.
+impl<T: Message + std::fmt::Debug, M: Mode, K: Topology> std::fmt::Debug for Received<'_, T, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Received")
+            .field("info", &self.info())
+            .field("message", &**self)
+            .finish()
+    }
+}
+
+/// The message's origin and its bytes.
+impl<M: Mode, K: Topology> std::fmt::Debug for Received<'_, Bytes, M, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Received")
+            .field("info", &self.info())
+            .field("bytes", &&**self)
+            .finish()
     }
 }
 

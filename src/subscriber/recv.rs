@@ -1,5 +1,5 @@
 //! Receiving: the receive loop (with its health checks and waiting) and the public
-//! `try_recv`, `recv`, `recv_timeout` and `poll`.
+//! `try_recv`, `recv`, `recv_timeout` and `drain`.
 
 use std::time::{Duration, Instant};
 
@@ -47,7 +47,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.idle_checks()
     }
 
-    /// After a `poll` that handed out `count` of at most `max` messages: an empty one
+    /// After a `drain` that handed out `count` of at most `max` messages: an empty one
     /// counts as a miss and makes the idle checks as an empty `try_recv` does. A message
     /// those checks made findable (a gap declared) is left for the next call, so that the
     /// caller's closure is called from one place only: a second call site stops the
@@ -190,20 +190,20 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
     /// # #[repr(C)]
     /// # struct Tick { seq: u64 }
-    /// # let name = format!("doc-poll-{}", std::process::id());
+    /// # let name = format!("doc-drain-{}", std::process::id());
     /// let channel = salias::OrderedMpsc::<Tick>::create(&Config::new(&name).publishers(2))?;
     /// let (mut a, mut b) = (channel.publisher()?, channel.publisher()?);
     /// a.offer(&Tick { seq: 10 })?;
     /// b.offer(&Tick { seq: 20 })?;
     /// let mut subscriber = channel.subscriber()?;
     /// let mut seen = Vec::new();
-    /// let handled = subscriber.poll(16, |info, tick| seen.push((info.sequence(), tick.seq)))?;
+    /// let handled = subscriber.drain(16, |info, tick| seen.push((info.sequence(), tick.seq)))?;
     /// // One global order across publishers: the sequence numbers say which came first.
     /// assert_eq!((handled, seen), (2, vec![(0, 10), (1, 20)]));
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize, ReceiveError> {
+    pub fn drain(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize, ReceiveError> {
         self.check_usable()?;
         self.check_tether()?;
         let mut count = 0;
@@ -230,23 +230,23 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// releases them; returns how many. Never waits.
     ///
     /// ```
-    /// # let name = format!("doc-raw-poll-{}", std::process::id());
+    /// # let name = format!("doc-raw-drain-{}", std::process::id());
     /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
     /// channel.publisher()?.offer_batch(&[&b"one"[..], b"two"])?;
     /// let mut subscriber = channel.subscriber()?;
     /// let mut total = 0;
-    /// subscriber.poll(16, |_, bytes| total += bytes.len())?;
+    /// subscriber.drain(16, |_, bytes| total += bytes.len())?;
     /// assert_eq!(total, 6);
     /// # Ok::<(), salias::Error>(())
     /// ```
     #[inline]
-    pub fn poll(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize, ReceiveError> {
+    pub fn drain(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize, ReceiveError> {
         self.check_usable()?;
         self.check_tether()?;
         let mut count = 0;
         while count < max {
             let Some(next) = self.find()? else { break };
-            // SAFETY: as in the typed `poll`.
+            // SAFETY: as in the typed `drain`.
             handle(Self::info(next), unsafe { self.payload(next) });
             self.advance(next);
             count += 1;

@@ -107,7 +107,7 @@ impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, 
     }
 
     /// A hole frame's numbers become a gap, exactly as numbers a dead publisher held; a
-    /// hole is never handed out, raw `poll` included.
+    /// hole is never handed out, raw `drain` included.
     #[cold]
     #[inline(never)]
     fn pass_hole(&mut self, ring: usize, head: Head) {

@@ -30,7 +30,13 @@ pub const MAX_SUBSCRIBERS: u32 = 64;
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 5;
+pub(crate) const LAYOUT_VERSION: u32 = 6;
+/// `ChannelInfo::wake_protocol` of the Linux layer: a sleeper takes an expedited
+/// membarrier, so publishers look for sleepers behind a compiler fence only.
+pub(crate) const WAKE_BY_BARRIER: u32 = 1;
+/// `ChannelInfo::wake_protocol` of the portable layer (macOS): no barrier, so every
+/// publisher and every sleeper runs a full fence of its own.
+pub(crate) const WAKE_BY_FENCES: u32 = 2;
 
 /// `Header::state` once the channel can be connected to.
 pub(crate) const STATE_READY: u32 = 1;
@@ -119,7 +125,10 @@ pub(crate) struct ChannelInfo {
     /// The permission bits the owner created both objects with; an object granting more
     /// has been changed since, and `connect` refuses it.
     pub permissions: u32,
-    pub _reserved: u32,
+    /// How the creating process's platform layer keeps a publisher from missing a
+    /// sleeper (`WAKE_BY_BARRIER` or `WAKE_BY_FENCES`): processes of the two layers cannot
+    /// share a channel without missing wake-ups, so `connect` refuses the other one.
+    pub wake_protocol: u32,
     /// Device and inode of the ring object, so removing a stale channel unlinks its own
     /// rings and not those of a channel created under the name since.
     pub ring_device: u64,
@@ -244,7 +253,7 @@ pub(crate) const CURSOR_UNTETHERED: u64 = 1 << 63;
 pub(crate) unsafe trait InPlace: Sync + sealed::Sealed {}
 
 mod sealed {
-    pub trait Sealed {}
+    pub(crate) trait Sealed {}
 }
 
 macro_rules! in_place {
@@ -333,7 +342,7 @@ impl ControlLayout {
 }
 
 /// Byte offsets of what hostile-memory tests and inspection tools poke at.
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct RawOffsets {
@@ -341,6 +350,7 @@ pub struct RawOffsets {
     pub owner: usize,
     pub magic: usize,
     pub layout_version: usize,
+    pub wake_protocol: usize,
     pub capacity: usize,
     pub publishers: usize,
     pub control_len: usize,
@@ -359,7 +369,7 @@ pub struct RawOffsets {
     pub len: usize,
 }
 
-#[cfg(feature = "testing")]
+#[cfg(salias_testing)]
 impl RawOffsets {
     pub fn new(publishers: u32, subscribers: u32) -> Self {
         use std::mem::offset_of;
@@ -370,6 +380,7 @@ impl RawOffsets {
             owner: offset_of!(Header, owner),
             magic: info + offset_of!(ChannelInfo, magic),
             layout_version: info + offset_of!(ChannelInfo, layout_version),
+            wake_protocol: info + offset_of!(ChannelInfo, wake_protocol),
             capacity: info + offset_of!(ChannelInfo, capacity),
             publishers: info + offset_of!(ChannelInfo, publishers),
             control_len: info + offset_of!(ChannelInfo, control_len),

@@ -145,7 +145,7 @@ impl<A: Access> Ring<A> {
         // view, and 8-aligned (`offset` is a multiple of 8 at every call: LEN_OFFSET,
         // SEQ_OFFSET or a shape's header). Every process accesses these words atomically
         // only, so a shared reference to an atomic is what they are.
-        unsafe { AtomicU64::from_ptr(self.at(pos).add(offset).cast()) }
+        unsafe { AtomicU64::from_ptr(self.at(pos).wrapping_add(offset).cast()) }
     }
 
     /// The 32-bit field at `offset` (the length or the flags) of the frame at `pos`.
@@ -154,7 +154,7 @@ impl<A: Access> Ring<A> {
         debug_assert!(offset == LEN_OFFSET || offset == FLAGS_OFFSET);
         // SAFETY: as for `word`: inside the frame's first 16 bytes, 4-aligned; accessed
         // atomically only.
-        unsafe { AtomicU32::from_ptr(self.at(pos).add(offset).cast()) }
+        unsafe { AtomicU32::from_ptr(self.at(pos).wrapping_add(offset).cast()) }
     }
 
     /// The commit word of the frame at `pos` (orderings: `crate::protocol::ring`).
@@ -235,17 +235,19 @@ impl<A: Access> Ring<A> {
             // SAFETY: `word * 8 + 8 ≤ len`, so the word lies in the bounds argued above; the
             // payload start is 8-aligned (a shape's header is a multiple of its ≥ 8
             // alignment); ring words a peer writes concurrently are written atomically.
-            let value = unsafe { AtomicU64::from_ptr(src.add(word * WORD).cast()) }.load(Ordering::Relaxed);
+            let value = unsafe { AtomicU64::from_ptr(src.wrapping_add(word * WORD).cast()) }.load(Ordering::Relaxed);
             // SAFETY: inside the first `len` bytes of `dst`.
-            unsafe { out.add(word * WORD).cast::<u64>().write_unaligned(value) };
+            unsafe { out.wrapping_add(word * WORD).cast::<u64>().write_unaligned(value) };
         }
         let rest = len % WORD;
         if rest != 0 {
             // SAFETY: the last, partial word lies inside the frame (frames are rounded up to
             // their ≥ 8 alignment) and inside `capacity - header`, a multiple of 8.
-            let value = unsafe { AtomicU64::from_ptr(src.add(words * WORD).cast()) }.load(Ordering::Relaxed);
+            let value = unsafe { AtomicU64::from_ptr(src.wrapping_add(words * WORD).cast()) }.load(Ordering::Relaxed);
             // SAFETY: the last `rest` bytes of the first `len` of `dst`.
-            unsafe { std::ptr::copy_nonoverlapping(value.to_ne_bytes().as_ptr(), out.add(words * WORD), rest) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(value.to_ne_bytes().as_ptr(), out.wrapping_add(words * WORD), rest)
+            };
         }
         len
     }
@@ -269,7 +271,7 @@ impl<A: Access> Ring<A> {
     #[inline(always)]
     pub unsafe fn payload<'a>(self, pos: u64, shape: Shape, len: usize) -> &'a [u8] {
         // SAFETY: the caller's contract: inside the double view, unwritten while borrowed.
-        unsafe { std::slice::from_raw_parts(self.at(pos).add(shape.header()), len) }
+        unsafe { std::slice::from_raw_parts(self.at(pos).wrapping_add(shape.header()), len) }
     }
 
     /// The payload of the committed frame at `pos` as a `T`.
@@ -281,7 +283,7 @@ impl<A: Access> Ring<A> {
     #[inline(always)]
     pub unsafe fn payload_as<'a, T>(self, pos: u64, shape: Shape) -> &'a T {
         // SAFETY: the caller's contract; the payload is aligned to the shape's alignment.
-        unsafe { &*self.at(pos).add(shape.header()).cast::<T>() }
+        unsafe { &*self.at(pos).wrapping_add(shape.header()).cast::<T>() }
     }
 
     /// Where the run of committed frames starting at position `from` ends, scanning at most
@@ -324,7 +326,7 @@ impl<A: Access> Ring<A> {
 
 impl Ring<Writable> {
     /// The read-only view of the same ring.
-    #[cfg(any(test, feature = "testing"))]
+    #[cfg(any(test, salias_testing))]
     #[inline(always)]
     pub fn read_only(self) -> Ring<ReadOnly> {
         Ring {
@@ -368,7 +370,7 @@ impl Ring<Writable> {
     }
 
     /// Overwrites just the length field of the frame at `pos` (fault injection).
-    #[cfg(feature = "testing")]
+    #[cfg(salias_testing)]
     pub fn write_len(self, pos: u64, len: u32) {
         self.word(pos, LEN_OFFSET)
             .store(frame::len_and_flags(len, 0), Ordering::Relaxed);
@@ -396,9 +398,9 @@ impl Ring<Writable> {
             for word in (0..len / WORD).rev() {
                 // SAFETY: word `word` lies inside the `len` bytes of the payload (caller),
                 // 8-aligned as the payload starts at a multiple of the ≥ 8 alignment.
-                let place = unsafe { AtomicU64::from_ptr(payload.add(word * WORD).cast()) };
+                let place = unsafe { AtomicU64::from_ptr(payload.wrapping_add(word * WORD).cast()) };
                 // SAFETY: `word * 8 + 8 ≤ len`, inside `src`.
-                let value = unsafe { src.as_ptr().add(word * WORD).cast::<u64>().read_unaligned() };
+                let value = unsafe { src.as_ptr().wrapping_add(word * WORD).cast::<u64>().read_unaligned() };
                 place.store(value, Ordering::Relaxed);
             }
             return;
@@ -411,15 +413,16 @@ impl Ring<Writable> {
         // reservation covers until it is released.
         unsafe {
             std::ptr::copy_nonoverlapping(
-                src.as_ptr().add(in_commit_line),
-                payload.add(in_commit_line),
+                src.as_ptr().wrapping_add(in_commit_line),
+                payload.wrapping_add(in_commit_line),
                 len - in_commit_line,
-            );
-            // Keep the compiler from merging or reordering the two copies; x86 keeps the
-            // stores in program order, elsewhere this is only a hint.
-            std::sync::atomic::compiler_fence(Ordering::SeqCst);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), payload, in_commit_line);
-        }
+            )
+        };
+        // Keep the compiler from merging or reordering the two copies; x86 keeps the
+        // stores in program order, elsewhere this is only a hint.
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        // SAFETY: as for the copy above: the first `in_commit_line` bytes of both.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), payload, in_commit_line) };
     }
 
     /// Copies `src` into the payload of the frame at `pos` in one `memcpy` (a batch, whose
@@ -430,7 +433,7 @@ impl Ring<Writable> {
     #[inline(always)]
     pub unsafe fn copy_payload(self, pos: u64, shape: Shape, src: &[u8]) {
         // SAFETY: the reserved payload holds `src.len()` bytes (caller).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(pos).add(shape.header()), src.len()) }
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(pos).wrapping_add(shape.header()), src.len()) }
     }
 
     /// The payload of the reserved frame at `pos` as `len` writable bytes.
@@ -442,7 +445,7 @@ impl Ring<Writable> {
     #[inline(always)]
     pub unsafe fn payload_mut<'a>(self, pos: u64, shape: Shape, len: usize) -> &'a mut [u8] {
         // SAFETY: the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.at(pos).add(shape.header()), len) }
+        unsafe { std::slice::from_raw_parts_mut(self.at(pos).wrapping_add(shape.header()), len) }
     }
 
     /// The payload of the reserved frame at `pos` as a writable `T`.
@@ -454,7 +457,7 @@ impl Ring<Writable> {
     #[inline(always)]
     pub unsafe fn payload_as_mut<'a, T>(self, pos: u64, shape: Shape) -> &'a mut T {
         // SAFETY: the caller's contract; the payload is aligned to the shape's alignment.
-        unsafe { &mut *self.at(pos).add(shape.header()).cast::<T>() }
+        unsafe { &mut *self.at(pos).wrapping_add(shape.header()).cast::<T>() }
     }
 }
 
@@ -468,9 +471,10 @@ mod tests {
 
     fn ring(pages: &mut [Pages]) -> Ring<Writable> {
         let base = NonNull::new(pages.as_mut_ptr().cast::<u8>()).unwrap();
-        // SAFETY: `pages` is 2·4096 bytes, page-aligned, and outlives the view in the test;
-        // the test is the one writer.
-        unsafe { Ring::new(base, 4096).writable() }
+        // SAFETY: `pages` is 2·4096 bytes, page-aligned, and outlives the view in the test.
+        let view = unsafe { Ring::new(base, 4096) };
+        // SAFETY: heap memory is writable, and the test is the one writer.
+        unsafe { view.writable() }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use salias::{FifoFanout, FifoMpsc, Topology};
+use salias::{FifoFanout, FifoMpsc, kind::Topology};
 
 use crate::support::{Sample, arg, spawn, wait_all};
 

@@ -2,6 +2,12 @@
 //! channel names, and running a test's roles as separate processes by re-executing the test binary.
 #![allow(dead_code)] // each test binary uses its own subset
 
+// The hooks the tests use exist only in a build with `--cfg salias_testing`.
+#[cfg(not(salias_testing))]
+compile_error!(
+    "salias's tests use its test hooks, built with `--cfg salias_testing`: .cargo/config.toml sets it, but a RUSTFLAGS variable replaces that setting; add `--cfg salias_testing` to RUSTFLAGS"
+);
+
 use std::process::{Command, Output, Stdio};
 
 use std::time::{Duration, Instant};
@@ -164,7 +170,7 @@ impl Checker {
 }
 
 /// Publishes every message of `batch` with `offer_batch`, retrying while backpressured.
-pub fn send_batch<M: salias::Mode, K: salias::Topology>(
+pub fn send_batch<M: salias::kind::Mode, K: salias::kind::Topology>(
     publisher: &mut salias::Publisher<Sample, M, K>,
     batch: &[Sample],
 ) {
@@ -220,7 +226,7 @@ impl IdleBursts {
 
     /// Receives and checks every message with `strategy`, waiting without a deadline, and
     /// reports `cpu_micros`: the CPU this process used meanwhile.
-    pub fn receive(&self, strategy: impl salias::WaitStrategy + 'static) {
+    pub fn receive(&self, strategy: impl salias::wait::WaitStrategy + 'static) {
         let channel = salias::FifoMpsc::<Sample>::connect(&arg::<String>("NAME")).unwrap();
         let mut subscriber = channel.subscriber().unwrap();
         subscriber.set_wait_strategy(strategy);
@@ -413,7 +419,7 @@ impl HeldNumber {
         let subscriber = channel.subscriber().unwrap();
         let holder = spawn(test, HOLDER_ROLE, &[("NAME", name.clone())]);
         wait_until_stopped(&holder, Duration::from_secs(60));
-        let status = salias::channel_status(&name).unwrap();
+        let status = salias::status::channel_status(&name).unwrap();
         assert!(
             status.publishers.iter().any(|p| p.pending == Some(0)),
             "the stopped holder holds no number: {status:?}"

@@ -24,7 +24,7 @@ pub fn readable(fd: &impl AsFd, wait: Duration) -> bool {
 /// Whether the kernel has the expedited membarrier that makes arming certain; without it
 /// (and on the portable layer) an armed handle re-checks after every nap, by design.
 pub fn barrier_available() -> bool {
-    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    #[cfg(all(target_os = "linux", not(salias_portable)))]
     {
         const QUERY: libc::c_long = 0;
         const NEEDED: libc::c_long = (1 << 1) | (1 << 2);
@@ -32,6 +32,6 @@ pub fn barrier_available() -> bool {
         let supported = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0) };
         supported >= 0 && supported & NEEDED == NEEDED
     }
-    #[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
+    #[cfg(not(all(target_os = "linux", not(salias_portable))))]
     false
 }

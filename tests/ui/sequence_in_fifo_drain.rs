@@ -10,7 +10,7 @@ struct Quote {
 fn main() -> Result<(), salias::Error> {
     let channel = FifoMpsc::<Quote>::create(&Config::new("quotes"))?;
     let mut subscriber = channel.subscriber()?;
-    subscriber.poll(16, |info, _quote| {
+    subscriber.drain(16, |info, _quote| {
         let _ = info.sequence();
     })?;
     Ok(())

@@ -263,7 +263,7 @@ pub fn all_but(target: &OrderedMpsc<Tick>, total: u64, missing: std::ops::Range<
         received.push(tick.seq);
     }
     assert_eq!(received, expected, "everything but the lost batch, in order");
-    let gaps = salias::Gaps {
+    let gaps = salias::receive::Gaps {
         events: 1,
         missing: missing.end - missing.start,
         last: Some(missing),

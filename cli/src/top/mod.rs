@@ -41,7 +41,7 @@ pub(crate) fn top(name: &str, trust: &Trust, watch: &Watch) -> Done {
     let mut previous: Option<Reading> = None;
     let mut next = Instant::now();
     for refresh in 1.. {
-        let status = match salias::channel_status_with(name, trust) {
+        let status = match salias::status::channel_status_with(name, trust) {
             Ok(status) if !status.initialised => {
                 eprintln!(
                     "salias: {name:?}: its owner, {}, died while creating it; `salias remove-stale {name}` removes it",

@@ -3,7 +3,10 @@
 
 use std::time::{Instant, SystemTime};
 
-use salias::{ChannelStatus, PublisherStatus, SlotHolder, SubscriberKind, SubscriberStatus};
+use salias::{
+    status::ChannelStatus, status::PublisherStatus, status::SlotHolder, status::SubscriberKind,
+    status::SubscriberStatus,
+};
 use serde::Serialize;
 
 use crate::json;
@@ -227,7 +230,7 @@ mod tests {
 
     fn read(name: &str, at: Instant) -> Reading {
         Reading {
-            status: salias::channel_status(name).unwrap(),
+            status: salias::status::channel_status(name).unwrap(),
             at,
         }
     }

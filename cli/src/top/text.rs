@@ -1,7 +1,7 @@
 //! The text form of a `top` refresh: a heading, then a table of publisher slots and one of
 //! subscriber slots.
 
-use salias::SlotHolder;
+use salias::status::SlotHolder;
 
 use super::refresh::{Refresh, SubscriberRow};
 use crate::commands::{carries, owner_summary};

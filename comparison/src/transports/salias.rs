@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use salias::{BusySpin, Channel, Fifo, Mpsc, PublishError, Topology};
+use salias::{wait::BusySpin, Channel, Fifo, Mpsc, PublishError, kind::Topology};
 use support::clock::now_ns;
 use support::epoll::Readable;
 
@@ -86,7 +86,7 @@ fn subscriber<K: Topology>(name: &str) -> Subscriber<K> {
 impl<K: Topology> Subscribe for Subscriber<K> {
     #[inline(always)]
     fn poll(&mut self, mut receive: impl FnMut(&Msg64)) {
-        self.end.poll(POLL_LIMIT, |_, m| receive(m)).expect("salias poll");
+        self.end.drain(POLL_LIMIT, |_, m| receive(m)).expect("salias drain");
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use matching_engine::WireHash;
-use salias::WaitStrategy;
+use salias::wait::WaitStrategy;
 use serde::{Deserialize, Serialize};
 use support::clock::now_ns;
 use support::hist::histogram;
@@ -27,7 +27,7 @@ pub struct YieldThenNap;
 pub const NAP: Duration = Duration::from_micros(5);
 
 impl WaitStrategy for YieldThenNap {
-    fn wait(&mut self, idle: u32, _park: &mut salias::Park<'_>) {
+    fn wait(&mut self, idle: u32, _park: &mut salias::wait::Park<'_>) {
         if idle < IDLE_YIELDS {
             std::thread::yield_now();
         } else {

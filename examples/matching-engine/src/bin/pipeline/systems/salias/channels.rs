@@ -115,7 +115,7 @@ pub struct SaliasEventRx {
 
 impl EventRx for SaliasEventRx {
     fn poll(&mut self, mut handle: impl FnMut(&EventMsg)) -> usize {
-        let polled = match self.events.poll(1024, |_, event| handle(event)) {
+        let polled = match self.events.drain(1024, |_, event| handle(event)) {
             Ok(polled) => polled,
             // The engine has finished publishing; `engine_done` says how much it sent.
             Err(ReceiveError::Disconnected) => 0,
@@ -140,7 +140,7 @@ impl EventRx for SaliasEventRx {
 
     fn engine_done(&mut self) -> Option<u64> {
         let mut done = None;
-        let polled = self.control.poll(16, |_, message| {
+        let polled = self.control.drain(16, |_, message| {
             if message.kind == ENGINE_DONE {
                 done = Some(message.value);
             }

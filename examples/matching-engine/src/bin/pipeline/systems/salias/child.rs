@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use matching_engine::{EventMsg, OrderMsg, gateway_requests};
-use salias::{Adaptive, FifoFanout, OrderedMpsc};
+use salias::{FifoFanout, OrderedMpsc, wait::Adaptive};
 use serde::{Deserialize, Serialize};
 use support::role::{Role, report_json};
 
