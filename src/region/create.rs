@@ -12,15 +12,17 @@ use super::object::{
 };
 use super::remove::{Ownership, Recovered, remove_stale_objects};
 use super::{Kind, Shared};
+use std::ptr::NonNull;
+
 use crate::config::{ChannelSettings, Config, MAX_NAME_LEN};
 use crate::error::{Error, Result};
 use crate::kind::{Fanout, Topology};
 use crate::platform::{
     self, ControlMap, Health, Identity, MagicRing, ObjectId, ObjectNames, ReserveError, RingOptions,
 };
+use crate::wire::control::{ControlBlock, HeaderView};
 use crate::wire::layout::{
-    CURSOR_IDLE, ChannelInfo, Cursor, Header, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, STATE_READY,
-    TypeRecord,
+    CURSOR_IDLE, ChannelInfo, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, STATE_READY, TypeRecord,
 };
 use rustix::io::Errno;
 
@@ -184,10 +186,8 @@ fn init_objects(
     let control = map_control(control_fd, len as usize, name, health)?;
     // Until the state turns READY the block is written through raw pointers only: another
     // process may already have mapped it (to inspect it), so no `&mut` may cover it.
-    let header = control.as_ptr() as *mut Header;
-    // SAFETY: the fresh mapping is `len` ≥ size_of::<Header>() bytes, page aligned; the
-    // projection references only the atomic owner word.
-    unsafe { &(*header).owner }
+    header_of(&control)
+        .owner()
         .token
         .store(Identity::current().token(), Ordering::Release);
     // Recorded before anything else can fail, so a stale channel's rings can be told apart
@@ -221,28 +221,25 @@ fn build(
     let name = config.name.as_str();
     let layout = geometry.layout();
     let ring_object_len = geometry.ring_object_len();
-    // Raw pointers only, as in `init_objects`.
-    let header = control.as_ptr() as *mut Header;
+    // Until READY, written through the header view's raw writes only (`init_objects`).
     let info = record(config, geometry, kind, &objects.ring_store, objects.ring_id);
-    // SAFETY: `info` lies inside the mapping (above); a raw write, as no reference to bytes
-    // a peer may map may exist. A peer inspecting the block meanwhile may copy a torn info;
-    // every copy is validated, and `connect` uses only one read after the READY store.
-    unsafe {
-        header
-            .wrapping_byte_add(std::mem::offset_of!(Header, info))
-            .cast::<ChannelInfo>()
-            .write_volatile(info)
-    };
+    // SAFETY: this process created the channel and has not stored READY yet. A peer
+    // inspecting the block meanwhile may copy a torn info; every copy is validated, and
+    // `connect` uses only one read after the READY store.
+    unsafe { header_of(control).write_info(info) };
 
     if kind.topology == Fanout::ID {
+        let base = NonNull::new(control.as_ptr()).expect("a mapping is never at address 0");
+        // SAFETY: the fresh mapping was sized to this geometry's layout, and the block is
+        // dropped before `control`, which the caller holds.
+        let block = unsafe { ControlBlock::new(base, layout, geometry.publishers, geometry.subscribers) };
         // No subscriber yet: publishers are held back by none.
-        for index in 0..(geometry.publishers as usize * geometry.subscribers as usize) {
-            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P.
-            let table = control.as_ptr().wrapping_add(layout.cursors_offset) as *const Cursor;
-            // SAFETY: the cursor table lies inside the fresh mapping; index < S·P; a cursor
-            // is an atomic.
-            let cursor = unsafe { &*table.wrapping_add(index) };
-            cursor.store(CURSOR_IDLE, Ordering::Relaxed);
+        for subscriber in 0..geometry.subscribers as usize {
+            for publisher in 0..geometry.publishers as usize {
+                block
+                    .cursor(subscriber, publisher)
+                    .store(CURSOR_IDLE, Ordering::Relaxed);
+            }
         }
     }
 
@@ -381,4 +378,12 @@ pub(super) fn create_ring_object<C: ChannelSettings>(
         }
     }
     unreachable!("the second attempt returns")
+}
+
+/// The header of a fresh control mapping, for its creator.
+fn header_of(control: &ControlMap) -> HeaderView<'_> {
+    let base = NonNull::new(control.as_ptr()).expect("a mapping is never at address 0");
+    // SAFETY: the mapping was sized to the channel's layout, which begins with a `Header`,
+    // page aligned, and outlives the borrow of `control`.
+    unsafe { HeaderView::new(base) }
 }

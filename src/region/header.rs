@@ -10,6 +10,7 @@ use super::object::{recorded_rings, shm_error};
 use crate::config::{MAX_NAME_LEN, MAX_PUBLISHERS, MAX_SUBSCRIBERS, validate_name};
 use crate::error::Result;
 use crate::platform::{self, ControlMap, Health, ObjectId, ObjectNames};
+use crate::wire::control::HeaderView;
 use crate::wire::layout::{ChannelInfo, ControlLayout, Header, MAGIC, SLOT_FREE, STATE_READY};
 
 /// How long `connect` waits for an owner that is still initialising the channel, in ms.
@@ -53,21 +54,13 @@ pub(super) struct HeaderCopy {
 /// Copies the header out of `map` (at least a `Header` long). Fails if the object was
 /// truncated under the copy.
 pub(super) fn copy_header(map: &ControlMap, health: &Health, name: &str) -> Result<HeaderCopy> {
-    let header = map.as_ptr() as *const Header;
-    // SAFETY: the mapping holds at least a `Header`, page aligned; `state` is an atomic,
-    // read in place.
+    let base = std::ptr::NonNull::new(map.as_ptr()).expect("a mapping is never at address 0");
+    // SAFETY: the caller mapped at least a `Header`, page aligned, and `map` outlives the view.
+    let header = unsafe { HeaderView::new(base) };
     // SYNC POINT header-ready (Acquire side).
-    let state = unsafe { (*header).state.load(Ordering::Acquire) };
-    // SAFETY: as for `state`; `owner` holds only an atomic.
-    let owner = unsafe { (*header).owner.token.load(Ordering::Acquire) };
-    // SAFETY: plain bytes copied out of the mapping, never referenced in place; every use
-    // validates the copy first.
-    let info = Box::new(unsafe {
-        header
-            .wrapping_byte_add(std::mem::offset_of!(Header, info))
-            .cast::<ChannelInfo>()
-            .read_volatile()
-    });
+    let state = header.state().load(Ordering::Acquire);
+    let owner = header.owner().token.load(Ordering::Acquire);
+    let info = Box::new(header.copy_info());
     health.check(name)?;
     Ok(HeaderCopy { state, owner, info })
 }

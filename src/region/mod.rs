@@ -33,7 +33,6 @@ pub use remove::Recovered;
 pub(crate) use remove::{Ownership, remove, remove_stale};
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::AtomicU32;
 
 use geometry::Geometry;
 use object::Objects;
@@ -42,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::kind::{mode_name, topology_name};
 use crate::message::Fingerprint;
 use crate::platform::{self, ControlMap, Health, MagicRing};
-use crate::wire::layout::{ControlLayout, Cursor, HOT_OFFSET, Header, Holder, Hot, PublisherSlot, SubscriberSlot};
+use crate::wire::control::ControlBlock;
 
 /// What a handle's type says the channel must be; built from the generic parameters.
 #[derive(Clone, Copy, Debug)]
@@ -142,7 +141,7 @@ impl Shared {
     /// too. Two `fstat` calls; for rate-limited cold paths only.
     pub(crate) fn check_objects(&self) -> Result<()> {
         let short = |fd: &OwnedFd, len: u64| platform::object_len(fd.as_fd()).is_ok_and(|now| now < len);
-        if short(&self.objects.control_fd, self.control.layout.len as u64)
+        if short(&self.objects.control_fd, self.control.len() as u64)
             || short(&self.objects.ring_fd, (self.capacity * self.publishers as usize) as u64)
         {
             self.health.poison();
@@ -172,77 +171,29 @@ impl Shared {
     }
 }
 
-/// A mapped control object whose geometry has been validated: its header, hot words, slot
-/// tables and cursors.
+/// A mapped control object whose geometry has been validated, and the view through which
+/// its atomics are reached (`wire::control`).
 pub(crate) struct Control {
-    map: ControlMap,
-    layout: ControlLayout,
-    /// Publisher slots (and rings).
-    pub publishers: u32,
-    /// Subscriber slots.
-    pub subscribers: u32,
+    /// Declared first: dropped before the mapping it points into.
+    block: ControlBlock,
+    /// Held, never read: the mapping `block` points into, unmapped on drop.
+    _mapping: ControlMap,
 }
 
 impl Control {
     fn new(map: ControlMap, geometry: &Geometry) -> Control {
-        Control {
-            map,
-            layout: geometry.layout(),
-            publishers: geometry.publishers,
-            subscribers: geometry.subscribers,
-        }
+        let base = std::ptr::NonNull::new(map.as_ptr()).expect("a mapping is never at address 0");
+        // SAFETY: `map` is a page-aligned mapping checked to hold `geometry`'s layout
+        // (create sized it; open validated the geometry against the object's length), and
+        // the block is dropped before it (field order).
+        let block = unsafe { ControlBlock::new(base, geometry.layout(), geometry.publishers, geometry.subscribers) };
+        Control { block, _mapping: map }
     }
+}
 
-    fn base(&self) -> *mut u8 {
-        self.map.as_ptr()
-    }
-
-    /// The header's state word. Only the atomics of the header are ever referenced in
-    /// place: its plain fields (`info`) are bytes any peer may write, so they are read
-    /// only by a volatile copy (`header::copy_header`), never through a reference.
-    pub(crate) fn header_state(&self) -> &AtomicU32 {
-        let header = self.base() as *const Header;
-        // SAFETY: the mapping holds at least a `Header` at offset 0, page aligned; the place
-        // projection through the raw pointer references only the atomic field, never the
-        // header itself.
-        unsafe { &(*header).state }
-    }
-
-    /// The owner's holder word in the header.
-    pub(crate) fn owner(&self) -> &Holder {
-        let header = self.base() as *const Header;
-        // SAFETY: as for `header_state`; `Holder` holds only an atomic.
-        unsafe { &(*header).owner }
-    }
-
-    pub(crate) fn hot(&self) -> &Hot {
-        // SAFETY: `Hot` sits at HOT_OFFSET (128-aligned) inside the checked mapping and
-        // holds only atomics.
-        unsafe { &*(self.base().wrapping_add(HOT_OFFSET) as *const Hot) }
-    }
-
-    pub(crate) fn publisher_slot(&self, index: usize) -> &PublisherSlot {
-        assert!(index < self.publishers as usize);
-        // SAFETY: `index` is in range; the publisher table lies inside the checked mapping
-        // at a 128-aligned offset and holds only atomics.
-        unsafe {
-            &*(self.base().wrapping_add(self.layout.publishers_offset) as *const PublisherSlot).wrapping_add(index)
-        }
-    }
-
-    pub(crate) fn subscriber_slot(&self, index: usize) -> &SubscriberSlot {
-        assert!(index < self.subscribers as usize);
-        // SAFETY: as for `publisher_slot`, for the subscriber table.
-        unsafe {
-            &*(self.base().wrapping_add(self.layout.subscribers_offset) as *const SubscriberSlot).wrapping_add(index)
-        }
-    }
-
-    /// Subscriber `subscriber`'s read position in ring `publisher`.
-    pub(crate) fn cursor(&self, subscriber: usize, publisher: usize) -> &Cursor {
-        assert!(subscriber < self.subscribers as usize && publisher < self.publishers as usize);
-        let index = subscriber * self.publishers as usize + publisher;
-        // SAFETY: `index` < S·P, the size of the cursor table inside the checked mapping.
-        unsafe { &*(self.base().wrapping_add(self.layout.cursors_offset) as *const Cursor).wrapping_add(index) }
+impl std::ops::Deref for Control {
+    type Target = ControlBlock;
+    fn deref(&self) -> &ControlBlock {
+        &self.block
     }
 }
