@@ -111,14 +111,16 @@ fn a_tethered_subscriber_borrows_frames_the_publisher_does_not_touch() {
     let view = ring.view().read_only();
     let mut head = 0u64;
     for seq in 0..MESSAGES {
-        while !protocol::is_committed(view.commit_word(head), head) {
+        // As a tethered subscriber reads: the frame's address once, then its words.
+        let frame = view.frame(head);
+        while !protocol::is_committed(frame.commit_word(), head) {
             thread::yield_now();
         }
-        let header = view.header(head, shape);
+        let header = frame.header(shape);
         assert_eq!(header.len, len_of(seq), "message {seq}'s length");
         // SAFETY: committed (Acquire above), its length checked, and the cursor holds the
         // publisher off it until the release below.
-        let payload = unsafe { view.payload(head, shape, header.len) };
+        let payload = unsafe { frame.payload(shape, header.len) };
         assert_eq!(payload, &message(seq, header.len)[..], "message {seq}");
         head += shape.len(header.len) as u64;
         protocol::release(&*cursor, head);

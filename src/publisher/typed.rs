@@ -210,7 +210,12 @@ impl<T: Message, M: Mode, K: Topology> Deref for Claim<'_, T, M, K> {
         // to at least `align_of::<T>()`), `size_of::<T>()` bytes of initialised memory, and
         // `T: FromBytes` (a `Message` supertrait) accepts any bit pattern. A raw cast, not
         // zerocopy's `ref_from_bytes`: that would check at run time what is known here.
-        unsafe { self.publisher.ring.payload_as::<T>(self.pos, Frame::<T, M>::SHAPE) }
+        unsafe {
+            self.publisher
+                .ring
+                .frame(self.pos)
+                .payload_as::<T>(Frame::<T, M>::SHAPE)
+        }
     }
 }
 

@@ -31,7 +31,7 @@ use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
 use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUBSCRIBER_TETHERED, ShmPtr, WakeWord};
-use crate::wire::ring::{ReadOnly, Ring};
+use crate::wire::ring::{FrameAt, ReadOnly, Ring};
 
 mod health;
 mod lossy;
@@ -86,6 +86,8 @@ struct ReadState {
 #[derive(Clone, Copy)]
 pub(crate) struct Next {
     ring: usize,
+    /// The frame at that ring's head, its address computed once by the search.
+    frame: FrameAt<ReadOnly>,
     len: usize,
     sequence: u64,
     /// Ordered mode: numbers lost right before this message (their publisher died).

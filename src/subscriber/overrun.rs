@@ -15,6 +15,7 @@ use crate::message::{Frame, Payload};
 use crate::protocol::{self, Head, RingHeads};
 use crate::wire::frame;
 use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION};
+use crate::wire::ring::{FrameAt, ReadOnly};
 
 /// Most overruns one receive recovers from before it returns, so a publisher lapping the
 /// subscriber without end (or a hostile frontier) cannot keep a call busy forever.
@@ -32,8 +33,9 @@ pub(super) enum Look {
     Empty,
     /// The publisher may have overwritten it: what was read is thrown away.
     Overrun,
-    /// A committed frame, read whole before the publisher could overwrite it.
-    Frame(Head),
+    /// A committed frame, read whole before the publisher could overwrite it, and where
+    /// it is.
+    Frame(Head, FrameAt<ReadOnly>),
 }
 
 /// What one ring's overrun skipped (FIFO).
@@ -167,7 +169,8 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
     /// is known not to be torn.
     pub(super) fn look(&self, ring: usize, dst: &mut [u8]) -> Result<Look, ReceiveError> {
         let Reader { ring: view, head, .. } = self.readers[ring];
-        if !protocol::is_committed(view.commit_word(head), head) {
+        let frame = view.frame(head);
+        if !protocol::is_committed(frame.commit_word(), head) {
             // Not this lap's frame: not written yet, or already overwritten by a later lap.
             let lapped = protocol::overwritten(self.frontier(ring), head, self.capacity());
             return Ok(if lapped { Look::Overrun } else { Look::Empty });
@@ -186,7 +189,8 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         if protocol::overwritten(self.frontier(ring), head, self.capacity()) {
             return Ok(Look::Overrun);
         }
-        self.checked_head(ring, header, || lost).map(Look::Frame)
+        self.checked_head(ring, header, || lost)
+            .map(|head| Look::Frame(head, frame))
     }
 
     /// Ring `ring` was overrun: moves its head to the publisher's mark, a frame boundary
@@ -235,10 +239,11 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
             let ring = (first + step) % rings;
             loop {
                 match self.look(ring, &mut *dst)? {
-                    Look::Frame(Head { len, .. }) => {
+                    Look::Frame(Head { len, .. }, frame) => {
                         self.hot.current.set(ring);
                         return Ok(Some(Next {
                             ring,
+                            frame,
                             len,
                             sequence: 0,
                             gap_before: 0,
@@ -274,10 +279,11 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
                 Err(Fault::Receive(error)) => return Err(error),
                 Err(Fault::Overrun(ring)) => ring,
                 Ok(Some((ring, head))) => match self.look(ring, &mut *dst)? {
-                    Look::Frame(copied) if copied == head => {
+                    Look::Frame(copied, frame) if copied == head => {
                         self.hot.current.set(ring);
                         return Ok(Some(Next {
                             ring,
+                            frame,
                             len: head.len,
                             sequence: head.sequence,
                             gap_before: self.gap_before,
@@ -364,7 +370,7 @@ impl<T: Payload, M: Mode> RingHeads for LossyHeads<'_, T, M> {
         match self.0.look(ring, &mut []).map_err(Fault::Receive)? {
             Look::Empty => Ok(None),
             Look::Overrun => Err(Fault::Overrun(ring)),
-            Look::Frame(head) => Ok(Some(head)),
+            Look::Frame(head, _) => Ok(Some(head)),
         }
     }
 

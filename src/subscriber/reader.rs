@@ -11,20 +11,35 @@ use crate::message::{Frame, Payload};
 use crate::protocol::{self, Head};
 use crate::wire::frame::{self, RawHeader};
 use crate::wire::layout::CURSOR_UNTETHERED;
+use crate::wire::ring::{FrameAt, ReadOnly};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The committed frame at the head of ring `ring`, if any.
     #[inline(always)]
     pub(super) fn peek(&self, ring: usize) -> Result<Option<Head>, ReceiveError> {
+        Ok(self.peek_at(ring)?.map(|(head, _)| head))
+    }
+
+    /// The committed frame at the head of ring `ring`, if any, and where it is.
+    #[inline(always)]
+    pub(super) fn peek_at(&self, ring: usize) -> Result<Option<(Head, FrameAt<ReadOnly>)>, ReceiveError> {
         let Reader { ring: view, head, .. } = self.readers[ring];
-        view.prefetch_payload(head);
-        if !protocol::is_committed(view.commit_word(head), head) {
+        let frame = view.frame(head);
+        frame.prefetch_payload();
+        if !protocol::is_committed(frame.commit_word(), head) {
             return Ok(None);
         }
         // The commit, loaded with Acquire, made the header visible.
-        let header = view.header(head, Frame::<T, M>::SHAPE);
-        let lost = || view.hole_count(head, Frame::<T, M>::SHAPE);
-        self.checked_head(ring, header, lost).map(Some)
+        let header = frame.header(Frame::<T, M>::SHAPE);
+        let lost = || frame.hole_count(Frame::<T, M>::SHAPE);
+        Ok(Some((self.checked_head(ring, header, lost)?, frame)))
+    }
+
+    /// The frame at the head of ring `ring`, for a search that found it by other means.
+    #[inline(always)]
+    pub(super) fn head_frame(&self, ring: usize) -> FrameAt<ReadOnly> {
+        let Reader { ring: view, head, .. } = self.readers[ring];
+        view.frame(head)
     }
 
     /// Validates the header read at the head of `ring`, as any value read from shared
@@ -222,9 +237,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// cursor holds publishers off it while `self` is borrowed.
     #[inline(always)]
     pub(super) unsafe fn payload(&self, next: Next) -> &[u8] {
-        let Reader { ring, head, .. } = self.readers[next.ring];
-        // SAFETY: the caller's contract is `Ring::payload`'s.
-        unsafe { ring.payload(head, Frame::<T, M>::SHAPE, next.len) }
+        // SAFETY: the caller's contract is `FrameAt::payload`'s.
+        unsafe { next.frame.payload(Frame::<T, M>::SHAPE, next.len) }
     }
 
     /// The payload of the frame `next` of a typed channel, as a `T`.
@@ -236,11 +250,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     where
         T: crate::message::Message,
     {
-        let Reader { ring, head, .. } = self.readers[next.ring];
         // SAFETY: as in `payload`, with the length validated to be exactly
         // `size_of::<T>()`; frames of `T` are aligned to `align_of::<T>()`, and
         // `T: FromBytes + Immutable` (`Message` supertraits) accepts any bytes and has no
         // interior mutability behind the shared view.
-        unsafe { ring.payload_as::<T>(head, Frame::<T, M>::SHAPE) }
+        unsafe { next.frame.payload_as::<T>(Frame::<T, M>::SHAPE) }
     }
 }

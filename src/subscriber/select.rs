@@ -27,11 +27,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub(super) fn find_fifo(&self) -> Result<Option<Next>, ReceiveError> {
         let current = self.hot.current.get();
         if self.hot.burst.get() < BURST
-            && let Some(Head { len, .. }) = self.peek(current)?
+            && let Some((Head { len, .. }, frame)) = self.peek_at(current)?
         {
             self.hot.burst.set(self.hot.burst.get() + 1);
             return Ok(Some(Next {
                 ring: current,
+                frame,
                 len,
                 sequence: 0,
                 gap_before: 0,
@@ -43,11 +44,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let last = if self.hot.burst.get() < BURST { rings - 1 } else { rings };
         for step in 1..=last {
             let ring = (current + step) % rings;
-            if let Some(Head { len, .. }) = self.peek(ring)? {
+            if let Some((Head { len, .. }, frame)) = self.peek_at(ring)? {
                 self.hot.current.set(ring);
                 self.hot.burst.set(1);
                 return Ok(Some(Next {
                     ring,
+                    frame,
                     len,
                     sequence: 0,
                     gap_before: 0,
@@ -69,6 +71,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.hot.current.set(ring);
         Ok(Some(Next {
             ring,
+            frame: self.head_frame(ring),
             len: head.len,
             sequence: head.sequence,
             gap_before: self.gap_before,

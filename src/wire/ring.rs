@@ -57,19 +57,13 @@ const WORD: usize = 8;
 
 /// One ring, double-mapped: `[base, base + capacity)` and the next `capacity` bytes show
 /// the same pages, so every frame (at most `capacity` bytes) is contiguous.
+#[derive(Clone, Copy)]
 pub struct Ring<A: Access> {
     base: NonNull<u8>,
     /// `capacity - 1` with the low three bits cleared.
     frame_mask: u64,
     _access: PhantomData<A>,
 }
-
-impl<A: Access> Clone for Ring<A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<A: Access> Copy for Ring<A> {}
 
 impl<A: Access> std::fmt::Debug for Ring<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,6 +81,26 @@ impl<A: Access> std::fmt::Debug for Ring<A> {
 unsafe impl<A: Access> Send for Ring<A> {}
 // SAFETY: as above.
 unsafe impl<A: Access> Sync for Ring<A> {}
+
+/// One frame's start in a ring view, computed once ([`Ring::frame`]) for every access a
+/// handle makes to that frame: 8-aligned and inside the first view, whatever position it
+/// was computed from.
+#[derive(Clone, Copy)]
+pub struct FrameAt<A: Access> {
+    at: NonNull<u8>,
+    _access: PhantomData<A>,
+}
+
+impl<A: Access> std::fmt::Debug for FrameAt<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FrameAt").field(&self.at).finish()
+    }
+}
+
+// SAFETY: as for `Ring`: an address into a mapping its holder keeps alive.
+unsafe impl<A: Access> Send for FrameAt<A> {}
+// SAFETY: as above.
+unsafe impl<A: Access> Sync for FrameAt<A> {}
 
 impl Ring<ReadOnly> {
     /// A read-only view of the ring mapped at `base`.
@@ -135,26 +149,24 @@ impl<A: Access> Ring<A> {
         unsafe { self.base.as_ptr().add((pos & self.frame_mask) as usize) }
     }
 
-    /// The word at `offset` into the frame at `pos`, an 8-aligned place inside the double
-    /// view for every `offset` up to `MAX_ALIGN` (a payload start) plus 8.
+    /// The frame at `pos`, its address computed once for the accesses that follow.
     #[inline(always)]
-    fn word(&self, pos: u64, offset: usize) -> &AtomicU64 {
-        debug_assert!(offset.is_multiple_of(WORD) && offset <= MAX_ALIGN + WORD);
-        // SAFETY: the frame start is 8-aligned and at most `capacity - 8` into the first
-        // view, so `offset` ≤ MAX_ALIGN + 8 ≤ capacity + 8 keeps the word inside the double
-        // view, and 8-aligned (`offset` is a multiple of 8 at every call: LEN_OFFSET,
-        // SEQ_OFFSET or a shape's header). Every process accesses these words atomically
-        // only, so a shared reference to an atomic is what they are.
-        unsafe { AtomicU64::from_ptr(self.at(pos).wrapping_add(offset).cast()) }
+    pub fn frame(self, pos: u64) -> FrameAt<A> {
+        // SAFETY: `at` is inside a mapping, never null.
+        let at = unsafe { NonNull::new_unchecked(self.at(pos)) };
+        FrameAt {
+            at,
+            _access: PhantomData,
+        }
     }
 
-    /// The 32-bit field at `offset` (the length or the flags) of the frame at `pos`.
+    /// The word at `offset` into the frame at `pos` (see [`FrameAt::word`]).
     #[inline(always)]
-    fn half_word(&self, pos: u64, offset: usize) -> &AtomicU32 {
-        debug_assert!(offset == LEN_OFFSET || offset == FLAGS_OFFSET);
-        // SAFETY: as for `word`: inside the frame's first 16 bytes, 4-aligned; accessed
-        // atomically only.
-        unsafe { AtomicU32::from_ptr(self.at(pos).wrapping_add(offset).cast()) }
+    fn word(&self, pos: u64, offset: usize) -> &AtomicU64 {
+        let at = self.at(pos).wrapping_add(offset);
+        debug_assert!(offset.is_multiple_of(WORD) && offset <= MAX_ALIGN + WORD);
+        // SAFETY: as for `FrameAt::word`, whose bounds argument this is.
+        unsafe { AtomicU64::from_ptr(at.cast()) }
     }
 
     /// The commit word of the frame at `pos` (orderings: `crate::protocol::ring`).
@@ -163,30 +175,10 @@ impl<A: Access> Ring<A> {
         self.word(pos, 0)
     }
 
-    /// The header of the committed frame at `pos`, to be validated, as a tethered reader
-    /// reads it: after its commit word was loaded with Acquire and before it releases the
-    /// frame, so no honest publisher stores to it meanwhile. Its fields are loaded one by
-    /// one (a `u32` load each for the length and flags, no shifting them out of one word);
-    /// an overlapping `u64` store racing these loads would be a mixed-size race, which only
-    /// a peer breaking the protocol can cause, and whose values are validated anyway. A
-    /// reader that may race an overwrite uses [`Ring::racing_header`].
+    /// The header of the committed frame at `pos` (see [`FrameAt::header`]).
     #[inline(always)]
     pub fn header(&self, pos: u64, shape: Shape) -> RawHeader {
-        let len = self.half_word(pos, LEN_OFFSET).load(Ordering::Relaxed) as usize;
-        if shape.ordered() {
-            RawHeader {
-                len,
-                sequence: self.word(pos, SEQ_OFFSET).load(Ordering::Relaxed),
-                flags: self.half_word(pos, FLAGS_OFFSET).load(Ordering::Relaxed),
-            }
-        } else {
-            // FIFO has no hole frames: its flags read as 0.
-            RawHeader {
-                len,
-                sequence: 0,
-                flags: 0,
-            }
-        }
+        self.frame(pos).header(shape)
     }
 
     /// The header of the frame at `pos` for a lossy reader, which the publisher may be
@@ -214,7 +206,7 @@ impl<A: Access> Ring<A> {
     /// The count of the hole frame at `pos` (its `u64` payload), to be validated.
     #[cold]
     pub fn hole_count(&self, pos: u64, shape: Shape) -> u64 {
-        self.word(pos, shape.header()).load(Ordering::Relaxed)
+        self.frame(pos).hole_count(shape)
     }
 
     /// Copies up to `dst.len()` payload bytes of the frame at `pos` out, with atomic loads
@@ -252,38 +244,10 @@ impl<A: Access> Ring<A> {
         len
     }
 
-    /// Asks for the cache line after the one holding the commit word of the frame at `pos`,
-    /// where most of a frame's payload lies, so that when the commit arrives both lines are
-    /// already in flight instead of one after the other.
+    /// The prefetch of [`FrameAt::prefetch_payload`], for the frame at `pos`.
     #[inline(always)]
     pub fn prefetch_payload(self, pos: u64) {
-        let at = self.at(pos);
-        crate::prefetch::for_read(at.wrapping_add(LINE - (at as usize & (LINE - 1))));
-    }
-
-    /// The payload of the committed frame at `pos`, borrowed in place.
-    ///
-    /// # Safety
-    /// The frame at `pos` must be committed (its commit word loaded with Acquire), `len`
-    /// must be its length validated against the channel's geometry (so the frame lies in
-    /// the double view), and no process may write the frame while the borrow lives: the
-    /// caller has not released it, so no honest publisher reuses its bytes.
-    #[inline(always)]
-    pub unsafe fn payload<'a>(self, pos: u64, shape: Shape, len: usize) -> &'a [u8] {
-        // SAFETY: the caller's contract: inside the double view, unwritten while borrowed.
-        unsafe { std::slice::from_raw_parts(self.at(pos).wrapping_add(shape.header()), len) }
-    }
-
-    /// The payload of the committed frame at `pos` as a `T`.
-    ///
-    /// # Safety
-    /// As for [`Ring::payload`] with `len == size_of::<T>()`; `shape`'s alignment must be
-    /// at least `align_of::<T>()`, and `T` must accept any bytes and have no interior
-    /// mutability.
-    #[inline(always)]
-    pub unsafe fn payload_as<'a, T>(self, pos: u64, shape: Shape) -> &'a T {
-        // SAFETY: the caller's contract; the payload is aligned to the shape's alignment.
-        unsafe { &*self.at(pos).wrapping_add(shape.header()).cast::<T>() }
+        self.frame(pos).prefetch_payload();
     }
 
     /// Where the run of committed frames starting at position `from` ends, scanning at most
@@ -321,6 +285,104 @@ impl<A: Access> Ring<A> {
     #[inline(always)]
     pub fn len_at(&self, pos: u64) -> usize {
         frame::split_len_and_flags(self.word(pos, LEN_OFFSET).load(Ordering::Relaxed)).0 as usize
+    }
+}
+
+impl<A: Access> FrameAt<A> {
+    /// The word at `offset` into the frame, an 8-aligned place inside the double view for
+    /// every `offset` up to `MAX_ALIGN` (a payload start) plus 8.
+    #[inline(always)]
+    fn word(&self, offset: usize) -> &AtomicU64 {
+        debug_assert!(offset.is_multiple_of(WORD) && offset <= MAX_ALIGN + WORD);
+        let at = self.at.as_ptr().wrapping_add(offset);
+        // SAFETY: the frame start is 8-aligned and at most `capacity - 8` into the first
+        // view (`Ring::frame`), so `offset` ≤ MAX_ALIGN + 8 ≤ capacity + 8 keeps the word
+        // inside the double view, and 8-aligned (`offset` is a multiple of 8 at every call:
+        // LEN_OFFSET, SEQ_OFFSET or a shape's header). Every process accesses these words
+        // atomically only, so a shared reference to an atomic is what they are.
+        unsafe { AtomicU64::from_ptr(at.cast()) }
+    }
+
+    /// The 32-bit field at `offset` (the length or the flags) of the frame.
+    #[inline(always)]
+    fn half_word(&self, offset: usize) -> &AtomicU32 {
+        debug_assert!(offset == LEN_OFFSET || offset == FLAGS_OFFSET);
+        let at = self.at.as_ptr().wrapping_add(offset);
+        // SAFETY: as for `word`: inside the frame's first 16 bytes, 4-aligned; accessed
+        // atomically only.
+        unsafe { AtomicU32::from_ptr(at.cast()) }
+    }
+
+    /// The frame's commit word (orderings: `crate::protocol::ring`).
+    #[inline(always)]
+    pub fn commit_word(&self) -> &AtomicU64 {
+        self.word(0)
+    }
+
+    /// The header of the committed frame, to be validated, as a tethered reader
+    /// reads it: after its commit word was loaded with Acquire and before it releases the
+    /// frame, so no honest publisher stores to it meanwhile. Its fields are loaded one by
+    /// one (a `u32` load each for the length and flags, no shifting them out of one word);
+    /// an overlapping `u64` store racing these loads would be a mixed-size race, which only
+    /// a peer breaking the protocol can cause, and whose values are validated anyway. A
+    /// reader that may race an overwrite uses [`Ring::racing_header`].
+    #[inline(always)]
+    pub fn header(&self, shape: Shape) -> RawHeader {
+        let len = self.half_word(LEN_OFFSET).load(Ordering::Relaxed) as usize;
+        if shape.ordered() {
+            RawHeader {
+                len,
+                sequence: self.word(SEQ_OFFSET).load(Ordering::Relaxed),
+                flags: self.half_word(FLAGS_OFFSET).load(Ordering::Relaxed),
+            }
+        } else {
+            // FIFO has no hole frames: its flags read as 0.
+            RawHeader {
+                len,
+                sequence: 0,
+                flags: 0,
+            }
+        }
+    }
+
+    /// The count of the hole frame (its `u64` payload), to be validated.
+    #[cold]
+    pub fn hole_count(&self, shape: Shape) -> u64 {
+        self.word(shape.header()).load(Ordering::Relaxed)
+    }
+
+    /// Asks for the cache line after the one holding the frame's commit word, where most
+    /// of a frame's payload lies, so that when the commit arrives both lines are already in
+    /// flight instead of one after the other.
+    #[inline(always)]
+    pub fn prefetch_payload(self) {
+        let at = self.at.as_ptr();
+        crate::prefetch::for_read(at.wrapping_add(LINE - (at as usize & (LINE - 1))));
+    }
+
+    /// The payload of the committed frame, borrowed in place.
+    ///
+    /// # Safety
+    /// The frame must be committed (its commit word loaded with Acquire), `len` must be its
+    /// length validated against the channel's geometry (so the frame lies in the double
+    /// view), and no process may write the frame while the borrow lives: the caller has not
+    /// released it, so no honest publisher reuses its bytes.
+    #[inline(always)]
+    pub unsafe fn payload<'a>(self, shape: Shape, len: usize) -> &'a [u8] {
+        // SAFETY: the caller's contract: inside the double view, unwritten while borrowed.
+        unsafe { std::slice::from_raw_parts(self.at.as_ptr().wrapping_add(shape.header()), len) }
+    }
+
+    /// The payload of the committed frame as a `T`.
+    ///
+    /// # Safety
+    /// As for [`FrameAt::payload`] with `len == size_of::<T>()`; `shape`'s alignment must
+    /// be at least `align_of::<T>()`, and `T` must accept any bytes and have no interior
+    /// mutability.
+    #[inline(always)]
+    pub unsafe fn payload_as<'a, T>(self, shape: Shape) -> &'a T {
+        // SAFETY: the caller's contract; the payload is aligned to the shape's alignment.
+        unsafe { &*self.at.as_ptr().wrapping_add(shape.header()).cast::<T>() }
     }
 }
 
@@ -522,7 +584,7 @@ mod tests {
             assert_eq!(ring.read_only().copy_out(pos, shape, &mut out), len);
             assert_eq!(out, src, "{len} bytes");
             // SAFETY: written above and not written again while borrowed.
-            assert_eq!(unsafe { ring.payload(pos, shape, len) }, &src[..]);
+            assert_eq!(unsafe { ring.frame(pos).payload(shape, len) }, &src[..]);
         }
         // A length a peer made up is cut to what the double view holds.
         let mut huge = vec![0; 10_000];
