@@ -264,7 +264,7 @@ impl Subscriber {
             "numbers {:?} were passed over: declared lost, yet committed",
             self.passed_over
         );
-        if let Some((ring, head)) = found {
+        if let Some(protocol::Found { ring, head, .. }) = found {
             self.current = ring;
             self.next_sequence = head.sequence + 1;
             return Some((head.sequence, self.take(ring)));
@@ -287,17 +287,19 @@ impl Subscriber {
 
 impl RingHeads for Subscriber {
     type Error = std::convert::Infallible;
+    type At = ();
 
-    fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error> {
+    fn head_at(&self, ring: usize) -> Result<Option<(Head, ())>, Self::Error> {
         let frame = self.rings[ring].frame(self.heads[ring]);
         if !protocol::is_committed(&frame.commit, self.heads[ring]) {
             return Ok(None);
         }
-        Ok(Some(Head {
+        let head = Head {
             len: 8,
             // SAFETY: loom's cell access; the model asserts no concurrent write.
             sequence: frame.sequence.with(|s| unsafe { *s }),
-        }))
+        };
+        Ok(Some((head, ())))
     }
 
     fn pass_over(&mut self, ring: usize, _head: Head) {

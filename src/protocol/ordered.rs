@@ -99,13 +99,33 @@ impl Head {
 pub trait RingHeads {
     /// What reading a corrupt head returns.
     type Error;
+    /// Where a head frame lies, as the caller goes on to read it (a subscriber's frame
+    /// address), handed back with the frame [`next_in_order`] finds; `()` if unneeded.
+    type At: Copy;
+    /// The committed frame at the head of `ring`, if any, and where it lies; an error if
+    /// it is corrupt.
+    fn head_at(&self, ring: usize) -> Result<Option<(Head, Self::At)>, Self::Error>;
     /// The committed frame at the head of `ring`, if any; an error if it is corrupt.
-    fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error>;
+    #[inline(always)]
+    fn head(&self, ring: usize) -> Result<Option<Head>, Self::Error> {
+        Ok(self.head_at(ring)?.map(|(head, _)| head))
+    }
     /// Moves past the stale frame `head` at the head of `ring` without delivering it.
     fn pass_over(&mut self, ring: usize, head: Head);
     /// Moves past the hole frame `head` at the head of `ring`, numbered as wanted: its
     /// numbers are lost, a gap to report.
     fn pass_hole(&mut self, ring: usize, head: Head);
+}
+
+/// The message [`next_in_order`] found: its ring, its header, and where it lies.
+#[derive(Clone, Copy, Debug)]
+pub struct Found<At> {
+    /// The ring whose head it is.
+    pub ring: usize,
+    /// Its header.
+    pub head: Head,
+    /// Where it lies ([`RingHeads::At`]).
+    pub at: At,
 }
 
 /// Ordered subscriber: finds the frame numbered `wanted`, looking at `first_ring` first.
@@ -123,14 +143,16 @@ pub fn next_in_order<H: RingHeads>(
     mut first_ring: usize,
     mut wanted: u64,
     max_skips: u32,
-) -> Result<Option<(usize, Head)>, H::Error> {
+) -> Result<Option<Found<H::At>>, H::Error> {
     let mut step = 0;
     let mut skips = 0;
     while step < rings {
         let ring = (first_ring + step) % rings;
-        match heads.head(ring)? {
-            Some(head) if head.sequence == wanted && !head.is_hole() => return Ok(Some((ring, head))),
-            Some(head) if head.sequence == wanted && skips < max_skips => {
+        match heads.head_at(ring)? {
+            Some((head, at)) if head.sequence == wanted && !head.is_hole() => {
+                return Ok(Some(Found { ring, head, at }));
+            }
+            Some((head, _)) if head.sequence == wanted && skips < max_skips => {
                 heads.pass_hole(ring, head);
                 skips += 1;
                 // The next number may be anywhere: search again, from this ring. No
@@ -138,7 +160,7 @@ pub fn next_in_order<H: RingHeads>(
                 wanted += head.lost();
                 (first_ring, step) = (ring, 0);
             }
-            Some(head) if head.sequence < wanted && skips < max_skips => {
+            Some((head, _)) if head.sequence < wanted && skips < max_skips => {
                 heads.pass_over(ring, head);
                 skips += 1;
                 // Look at this ring's next frame before moving on.

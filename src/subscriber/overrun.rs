@@ -278,7 +278,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
                 Ok(None) => return Ok(None),
                 Err(Fault::Receive(error)) => return Err(error),
                 Err(Fault::Overrun(ring)) => ring,
-                Ok(Some((ring, head))) => match self.look(ring, &mut *dst)? {
+                Ok(Some(protocol::Found { ring, head, .. })) => match self.look(ring, &mut *dst)? {
                     Look::Frame(copied, frame) if copied == head => {
                         self.hot.current.set(ring);
                         return Ok(Some(Next {
@@ -365,12 +365,14 @@ struct LossyHeads<'s, T: Payload, M: Mode>(&'s mut Subscriber<T, M, Fanout>);
 
 impl<T: Payload, M: Mode> RingHeads for LossyHeads<'_, T, M> {
     type Error = Fault;
+    /// Nothing: the caller looks again, copying the frame out.
+    type At = ();
 
-    fn head(&self, ring: usize) -> Result<Option<Head>, Fault> {
+    fn head_at(&self, ring: usize) -> Result<Option<(Head, ())>, Fault> {
         match self.0.look(ring, &mut []).map_err(Fault::Receive)? {
             Look::Empty => Ok(None),
             Look::Overrun => Err(Fault::Overrun(ring)),
-            Look::Frame(head, _) => Ok(Some(head)),
+            Look::Frame(head, _) => Ok(Some((head, ()))),
         }
     }
 

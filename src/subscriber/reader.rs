@@ -35,13 +35,6 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         Ok(Some((self.checked_head(ring, header, lost)?, frame)))
     }
 
-    /// The frame at the head of ring `ring`, for a search that found it by other means.
-    #[inline(always)]
-    pub(super) fn head_frame(&self, ring: usize) -> FrameAt<ReadOnly> {
-        let Reader { ring: view, head, .. } = self.readers[ring];
-        view.frame(head)
-    }
-
     /// Validates the header read at the head of `ring`, as any value read from shared
     /// memory: a message of the channel's length, a hole frame (whose count `lost` reads),
     /// or an error.

@@ -10,6 +10,7 @@ use crate::kind::{Mode, Topology};
 use crate::message::Payload;
 use crate::protocol::{self, Head};
 use crate::wire::frame;
+use crate::wire::ring::{FrameAt, ReadOnly};
 
 /// FIFO mode: frames taken from one ring in a row before looking at the next, so one busy
 /// publisher cannot starve the others while bursts stay cheap.
@@ -65,13 +66,15 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline(always)]
     pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
         let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
-        let Some((ring, head)) = protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)? else {
+        let Some(protocol::Found { ring, head, at: frame }) =
+            protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)?
+        else {
             return Ok(None);
         };
         self.hot.current.set(ring);
         Ok(Some(Next {
             ring,
-            frame: self.head_frame(ring),
+            frame,
             len: head.len,
             sequence: head.sequence,
             gap_before: self.gap_before,
@@ -98,10 +101,11 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
 impl<T: Payload, M: Mode, K: Topology> protocol::RingHeads for Subscriber<T, M, K> {
     type Error = ReceiveError;
+    type At = FrameAt<ReadOnly>;
 
     #[inline(always)]
-    fn head(&self, ring: usize) -> Result<Option<Head>, ReceiveError> {
-        self.peek(ring)
+    fn head_at(&self, ring: usize) -> Result<Option<(Head, FrameAt<ReadOnly>)>, ReceiveError> {
+        self.peek_at(ring)
     }
 
     fn pass_over(&mut self, ring: usize, head: Head) {
