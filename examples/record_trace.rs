@@ -35,7 +35,7 @@ const WINDOW: usize = 2048;
 const LENGTHS: [usize; 5] = [200, 328, 456, 584, 264];
 /// The publisher slot the child process takes and dies in.
 const DOOMED: usize = 2;
-const DIE_ARG: &str = "--take-a-number-and-die";
+const DIE_ARG: &str = "take-a-number-and-die";
 
 /// The trace being written, and the status it was last compared with.
 struct Recorder {
@@ -160,15 +160,29 @@ impl Recorder {
     }
 }
 
+/// Records what a small real channel does, as the trace the architecture animation
+/// (doc/animation/index.html) replays: trace.json, and trace.js for pages opened from disk.
+#[derive(clap::Parser)]
+struct Args {
+    /// Where to write trace.json and trace.js.
+    #[arg(default_value = "doc/animation")]
+    out_dir: std::path::PathBuf,
+    /// The child's part: take a publisher slot and a sequence number on CHANNEL, then die.
+    #[arg(long = DIE_ARG, value_name = "CHANNEL", hide = true)]
+    take_a_number_and_die: Option<String>,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some(DIE_ARG) {
+    let Args {
+        out_dir,
+        take_a_number_and_die,
+    } = clap::Parser::parse();
+    if let Some(name) = take_a_number_and_die {
         // The child: takes a publisher slot and a sequence number, then dies with SIGKILL
         // before committing (the library's fault-injection hook for crash tests).
-        let channel = RawOrderedMpsc::connect(&args[2])?;
+        let channel = RawOrderedMpsc::connect(&name)?;
         channel.publisher()?.__take_sequence_then_die();
     }
-    let out_dir = std::path::PathBuf::from(args.get(1).map_or("doc/animation", String::as_str));
 
     let name = format!("record-trace-{}", std::process::id());
     let config = Config::new(&name)
@@ -201,7 +215,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 2. A publisher in another process takes the next number and is killed holding it.
     let status = std::process::Command::new(std::env::current_exe()?)
-        .args([DIE_ARG, &name])
+        .args([&format!("--{DIE_ARG}"), &name])
         .status()?;
     assert!(!status.success(), "the child must die holding its number");
     let now = recorder.status()?;
@@ -312,4 +326,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out_dir.join("trace.json").display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Args;
+
+    /// `--help` is help, never a directory to write into (it once made one named `--help`).
+    #[test]
+    fn help_is_no_output_directory() {
+        let help = Args::try_parse_from(["record_trace", "--help"])
+            .err()
+            .expect("--help is not run");
+        assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+        assert!(
+            help.to_string().contains("Where to write trace.json and trace.js"),
+            "{help}"
+        );
+        let args = Args::try_parse_from(["record_trace", "target/trace"]).expect("a directory");
+        assert_eq!(args.out_dir, std::path::Path::new("target/trace"));
+        assert!(
+            Args::try_parse_from(["record_trace", "a", "b"]).is_err(),
+            "one directory at most"
+        );
+    }
 }

@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 use salias::{
@@ -114,29 +113,18 @@ fn another_users_channel_is_refused() {
         report(err);
         return;
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED another_users_channel_is_refused: switching to another user needs root");
+    if !support::root_or_skip(TEST, "switching to another user") {
         return;
     }
     let name = unique_name("private");
     let _channel = FifoMpsc::<Tick>::create(&Config::new(&name)).unwrap();
-    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    // Runs a copy where the test binary lies beyond that user's reach.
+    let (mut command, _copy) = support::test_binary_as_user(65534);
     command
         .args([TEST, "--exact", "--nocapture", "--test-threads=1", "-q"])
         .env(support::ROLE_VAR, "stranger")
-        .env("SALIAS_TEST_NAME", &name)
-        .uid(65534)
-        .gid(65534);
-    let output = match command.output() {
-        Ok(output) => output,
-        // The test binary lives where that user may not read or execute it.
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            println!("SKIPPED another_users_channel_is_refused: uid 65534 cannot execute the test binary ({e})");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+        .env("SALIAS_TEST_NAME", &name);
+    let output = command.output().expect("run the test binary as user 65534");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -14,8 +14,15 @@ pub(crate) enum Done {
 }
 
 pub(crate) fn report(name: &str, problem: &Error) {
-    eprintln!("salias: {name:?}: {problem}");
+    match problem {
+        // The library's advice names its `create` call; at a prompt, listing is the help.
+        Error::NotFound { .. } => eprintln!("salias: {name:?}: {NOT_FOUND}"),
+        _ => eprintln!("salias: {name:?}: {problem}"),
+    }
 }
+
+/// What the tool says of a name that leads to no channel.
+const NOT_FOUND: &str = "no channel of that name exists; `salias list` shows the channels there are";
 
 pub(crate) fn list(trust: &Trust, json: bool) -> salias::Result<Done> {
     let names = salias::status::list_channels()?;

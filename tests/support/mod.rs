@@ -507,16 +507,71 @@ pub fn spawn_with_private_shm(test: &str, role: &str, size_mib: u32, args: &[(&s
 /// Like `spawn`, but the child runs as user and group `uid` (root only), with its stdin
 /// piped so the parent can tell it when to finish.
 pub fn spawn_as_user(test: &str, role: &str, uid: u32, args: &[(&str, String)]) -> KillOnDrop {
-    use std::os::unix::process::CommandExt;
-    let mut command = Command::new(std::env::current_exe().expect("test binary path"));
-    command.uid(uid).gid(uid);
+    let (command, copy) = test_binary_as_user(uid);
     let mut command = as_role(command, test, role, args);
-    KillOnDrop(
-        command
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("spawn child as another user"),
-    )
+    let child = command
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn the test binary as user {uid}: {e}"));
+    // `spawn` returns once the child has exec'd: a copy can go now.
+    drop(copy);
+    KillOnDrop(child)
+}
+
+/// The test binary as a command that runs as user and group `uid` (root only), from `/`.
+/// A checkout under a directory other users cannot enter (`/root`, a 0700 home, `mktemp
+/// -d`) holds a binary they cannot run: the command then runs a copy, in a directory of
+/// its own under the temporary directory, which the returned guard removes when dropped
+/// (once the child has started).
+pub fn test_binary_as_user(uid: u32) -> (Command, Option<BinaryCopy>) {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().expect("test binary path");
+    let copy = (!others_can_run(&exe)).then(|| BinaryCopy::of(&exe));
+    let mut command = Command::new(copy.as_ref().map_or(exe.as_path(), |copy| copy.path.as_path()));
+    // The checkout may be no place the other user can enter.
+    command.uid(uid).gid(uid).current_dir("/");
+    (command, copy)
+}
+
+/// Whether a user other than the owner can execute `path`: every directory above it
+/// searchable, and the file executable, by others.
+fn others_can_run(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let others_may = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0);
+    others_may(path) && path.ancestors().skip(1).all(others_may)
+}
+
+/// A copy of the test binary that any user can run, in a directory of its own; removed
+/// on drop.
+pub struct BinaryCopy {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+impl BinaryCopy {
+    fn of(exe: &std::path::Path) -> BinaryCopy {
+        use std::os::unix::fs::PermissionsExt;
+        static COPIES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("salias-test-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).expect("a directory for a copy of the test binary");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 0755");
+        let path = dir.join(exe.file_name().expect("the test binary's file name"));
+        std::fs::copy(exe, &path).expect("copy the test binary where another user can run it");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod 0755");
+        assert!(
+            others_can_run(&path),
+            "{} is not reachable by other users either: the temporary directory is not searchable by them; set TMPDIR to one that is",
+            path.display()
+        );
+        BinaryCopy { dir, path }
+    }
+}
+
+impl Drop for BinaryCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Which of channel `name`'s objects exist in /dev/shm.
