@@ -232,6 +232,17 @@
 #![deny(clippy::multiple_unsafe_ops_per_block, clippy::missing_safety_doc)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!(
+    "salias runs on Linux and macOS (aarch64-apple-darwin, x86_64-apple-darwin): it needs POSIX shared memory and a futex or wait-on-address; this target has neither in the form salias uses"
+);
+
+// The README's code blocks, compiled and run as doc tests (with the `tokio` feature, which
+// one of them needs: `cargo test --features tokio --doc ReadmeDoctests`).
+#[cfg(all(doctest, feature = "tokio"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(feature = "tokio")]
 mod asynchronous;
 pub mod channel;
