@@ -71,6 +71,14 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
         }
     }
 
+    /// Checks `config` as `create` does before it touches shared memory, and creates
+    /// nothing: for the property tests of the `Config` builders (`--cfg salias_testing`).
+    #[cfg(salias_testing)]
+    #[doc(hidden)]
+    pub fn __validate<C: Creates<T>>(config: &Config<C>) -> Result<()> {
+        region::validate(config, &Self::kind(false))
+    }
+
     /// The channel's name.
     pub fn name(&self) -> &str {
         &self.shared.name

@@ -33,6 +33,16 @@ pub(super) fn copy_into<const N: usize>(bytes: &[u8]) -> ([u8; N], u32) {
     (out, len as u32)
 }
 
+/// What `create` checks of `config` before it touches shared memory.
+#[cfg(salias_testing)]
+pub(crate) fn validate<C: ChannelSettings>(config: &Config<C>, kind: &Kind) -> Result<()> {
+    Geometry::of_config(config, kind)?;
+    match config.numa_node {
+        Some(node) => platform::check_numa_node(node),
+        None => Ok(()),
+    }
+}
+
 /// Makes a new channel named in `config`, recovering a stale one of the same name.
 pub(crate) fn create<C: ChannelSettings>(config: &Config<C>, kind: Kind) -> Result<(Shared, Ownership)> {
     let geometry = Geometry::of_config(config, &kind)?;

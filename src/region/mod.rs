@@ -23,6 +23,8 @@ mod slots;
 mod validate;
 
 pub(crate) use create::create;
+#[cfg(salias_testing)]
+pub(crate) use create::validate;
 pub(crate) use header::channel_name_of_object;
 #[cfg(salias_testing)]
 pub(crate) use header::set_init_wait;
