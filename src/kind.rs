@@ -209,7 +209,7 @@ impl Topology for Fanout {
 }
 
 /// Zero-sized tag tying a handle to its message type and kind without owning either.
-pub(crate) type KindMarker<T, M, K> = core::marker::PhantomData<(fn() -> T, M, K)>;
+pub(crate) type KindMarker<T, M, K> = core::marker::PhantomData<fn() -> (T, M, K)>;
 
 pub(crate) fn mode_name(id: u32) -> &'static str {
     match id {

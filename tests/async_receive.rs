@@ -158,6 +158,70 @@ fn async_cancelled_receives_lose_nothing() {
     eprintln!("{cancelled} receives cancelled mid-wait");
 }
 
+/// What `StreamExt::next` does, without a dependency for it.
+async fn next<S: futures_core::Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
+    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *stream).poll_next(cx)).await
+}
+
+/// A subscriber as a `Stream`: every message of a publisher process arrives in order
+/// through `next` calls cancelled mid-wait, then the publisher's departure is an item,
+/// and the stream goes on to a next publisher.
+#[test]
+fn async_subscriber_stream_loses_nothing_and_yields_the_departure() {
+    const TEST: &str = "async_subscriber_stream_loses_nothing_and_yields_the_departure";
+    const BURSTS: u64 = 20;
+    const PER_BURST: u64 = 50;
+    if role().is_some() {
+        return publish_bursts();
+    }
+    let name = unique_name("async-stream");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let args = burst_args(On::Mpsc, &name, 0, BURSTS, PER_BURST, Duration::from_millis(5));
+    let children = vec![("publisher", spawn(TEST, "publisher", &args))];
+    let cancelled = run(async {
+        let mut checker = Checker::new(1);
+        let mut cancelled = 0u64;
+        while checker.next[0] < BURSTS * PER_BURST {
+            match tokio::time::timeout(Duration::from_millis(1), next(&mut subscriber)).await {
+                // A stream item is a copy: the ring slot is gone, and this channel has one.
+                Ok(item) => checker.check(0, &item.expect("the stream never ends").unwrap()),
+                Err(_) => cancelled += 1,
+            }
+        }
+        // Everything received: the publisher's exit is the next item.
+        assert_eq!(next(&mut subscriber).await, Some(Err(ReceiveError::Disconnected)));
+        cancelled
+    });
+    wait_all(children, WATCHDOG);
+    assert!(
+        cancelled > 0,
+        "no `next` was cancelled mid-wait, so the test proved nothing"
+    );
+    // The stream goes on: a next publisher's message is the next item.
+    let mut publisher = channel.publisher().unwrap();
+    publisher.offer(&Sample::new(0, 7)).unwrap();
+    let item = run(async { next(&mut subscriber).await });
+    assert_eq!(item.map(|sample| sample.map(|s| s.seq)), Some(Ok(7)));
+}
+
+/// A raw subscriber's stream yields each message's bytes.
+#[test]
+fn async_raw_subscriber_stream_yields_bytes() {
+    let name = unique_name("async-raw-stream");
+    let channel = salias::RawFifoMpsc::create(&Config::new(&name)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for len in [0usize, 1, 7, 300] {
+        publisher.offer(&vec![len as u8; len]).unwrap();
+    }
+    run(async {
+        for len in [0usize, 1, 7, 300] {
+            assert_eq!(next(&mut subscriber).await, Some(Ok(vec![len as u8; len])));
+        }
+    });
+}
+
 #[test]
 fn async_sixty_four_subscribers_await_in_one_runtime() {
     const TEST: &str = "async_sixty_four_subscribers_await_in_one_runtime";

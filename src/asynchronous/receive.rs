@@ -50,7 +50,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Received<'_, T, M, K>, ReceiveError>> {
         // The view is made outside the loop that may return `Pending`: a reference
         // returned from inside it would hold `self` borrowed through every iteration.
-        self.poll_next(cx).map_ok(|next| Received::new(self, next))
+        self.poll_next_message(cx).map_ok(|next| Received::new(self, next))
     }
 
     /// Waits in tokio for the next message, without spinning or blocking the thread: the
@@ -88,12 +88,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn recv_async(&mut self) -> Result<Received<'_, T, M, K>, ReceiveError> {
-        let next = std::future::poll_fn(|cx| self.poll_next(cx)).await?;
+        let next = std::future::poll_fn(|cx| self.poll_next_message(cx)).await?;
         Ok(Received::new(self, next))
     }
 
     /// Where the next message is, once there is one; `Pending` until then.
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Result<Next, ReceiveError>> {
+    fn poll_next_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<Next, ReceiveError>> {
         // Asking for the descriptor puts the subscriber in watch mode, so the empty look
         // below re-arms the descriptor (see `Reactor::poll_readable`).
         let fd = self.as_raw_fd();
@@ -103,7 +103,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Refused before looking, so nothing is consumed.
         let budget = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         loop {
-            if let Some(next) = self.next()? {
+            if let Some(next) = self.next_message()? {
                 budget.made_progress();
                 return Poll::Ready(Ok(next));
             }

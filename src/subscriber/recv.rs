@@ -14,7 +14,7 @@ use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Finds the next message, releasing room to publishers when there is none.
-    pub(crate) fn next(&mut self) -> Result<Option<Next>, ReceiveError> {
+    pub(crate) fn next_message(&mut self) -> Result<Option<Next>, ReceiveError> {
         // Before reading: an inherited (fork) handle must not move its parent's cursors,
         // even where the fork hook could not replace the mapping.
         self.check_usable()?;
@@ -90,13 +90,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     pub(super) fn wait_next(&mut self, timeout: Option<Duration>) -> Result<Next, ReceiveError> {
-        if let Some(next) = self.next()? {
+        if let Some(next) = self.next_message()? {
             return Ok(next);
         }
         let mut strategy = self.strategy.take().unwrap_or_else(|| Box::new(Adaptive::default()));
         let mut waiter = Waiter::new(timeout);
         let outcome = loop {
-            match self.next() {
+            match self.next_message() {
                 Ok(None) => {}
                 Ok(Some(next)) => break Ok(next),
                 Err(e) => break Err(e),
@@ -149,7 +149,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// ```
     #[inline]
     pub fn try_recv(&mut self) -> Result<Option<Received<'_, T, M, K>>, ReceiveError> {
-        Ok(self.next()?.map(|next| Received::new(self, next)))
+        Ok(self.next_message()?.map(|next| Received::new(self, next)))
     }
 
     /// Waits for the next message using the wait strategy.
