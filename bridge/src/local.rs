@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use salias::{
-    Bytes, Channel, status::ChannelStatus, Config, Fanout, Fifo, receive::MessageInfo, kind::Mode, Mpsc, status::NameState, Ordered, PublishError,
-    Publisher, config::RawChannel, ReceiveError, Subscriber, kind::Topology,
+    Bytes, Channel, Config, Fanout, Fifo, Mpsc, Ordered, PublishError, Publisher, ReceiveError, Subscriber,
+    config::RawChannel, kind::Mode, kind::Topology, receive::MessageInfo, status::ChannelStatus, status::NameState,
 };
 
 use crate::error::{BridgeError, Result};

@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use salias::{wait::BusySpin, Channel, Fifo, Mpsc, PublishError, kind::Topology};
+use salias::{Channel, Fifo, Mpsc, PublishError, kind::Topology, wait::BusySpin};
 use support::clock::now_ns;
 use support::epoll::Readable;
 
