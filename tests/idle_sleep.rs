@@ -1,4 +1,4 @@
-//! On the portable platform layer (what macOS runs; on Linux `--features portable`), an
+//! On the portable platform layer (what macOS runs; on Linux `--cfg salias_portable`), an
 //! idle subscriber sleeps until a commit from another process wakes it: it neither naps
 //! and re-checks nor sleeps through the commit. The Linux layer's sleeping is counted from
 //! strace in tests/sleep_wake.rs.

@@ -2,9 +2,11 @@
 //! process identity, and sleeping until woken.
 //!
 //! `native` is the Linux layer (MAP_POPULATE, hugetlbfs, NUMA, futex, membarrier) on Linux
-//! and the portable POSIX layer elsewhere (macOS: wait-on-address, no barrier). The
-//! `portable` cargo feature selects the portable layer on Linux too, with the futex as its
-//! wait-on-address, so the logic macOS runs is tested here.
+//! and the portable POSIX layer elsewhere (macOS: wait-on-address, no barrier).
+//! `--cfg salias_portable` selects the portable layer on Linux too, with the futex as its
+//! wait-on-address, so the logic macOS runs is tested here. The two wake sleepers
+//! differently, so a channel records its creator's layer (`WAKE_PROTOCOL`) and `connect`
+//! refuses the other one.
 
 use std::ffi::c_void;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

@@ -1,4 +1,4 @@
-//! The portable POSIX layer (macOS, and Linux with the `portable` feature): normal pages,
+//! The portable POSIX layer (macOS, and Linux built with `--cfg salias_portable`): normal pages,
 //! pages faulted in by touching them, and sleeping on an address until woken (macOS's
 //! wait-on-address, Linux's futex) with no process-wide barrier: every publisher fences
 //! for itself before it looks for sleepers.

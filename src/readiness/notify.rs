@@ -1,5 +1,5 @@
 //! A handle's local wake descriptor: readable once signalled, until drained. An eventfd
-//! on Linux; a non-blocking pipe elsewhere (macOS, and Linux with the `portable` feature,
+//! on Linux; a non-blocking pipe elsewhere (macOS, and Linux built with `--cfg salias_portable`,
 //! so the code macOS runs is tested here).
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
