@@ -120,6 +120,27 @@ fn async_select_over_two_channels_and_a_timer() {
     );
 }
 
+/// A new FifoMpsc channel, its subscriber, and a publisher process sending `bursts` bursts
+/// of `per_burst` messages 5 ms apart. With receives cancelled after 1 ms, most gaps
+/// cancel one mid-wait, and the next burst must arrive whole and in order all the same.
+fn bursts_from_a_process(
+    test: &str,
+    prefix: &str,
+    bursts: u64,
+    per_burst: u64,
+) -> (
+    FifoMpsc<Sample>,
+    salias::Subscriber<Sample>,
+    Vec<(&'static str, support::KillOnDrop)>,
+) {
+    let name = unique_name(prefix);
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let subscriber = channel.subscriber().unwrap();
+    let args = burst_args(On::Mpsc, &name, 0, bursts, per_burst, Duration::from_millis(5));
+    let children = vec![("publisher", spawn(test, "publisher", &args))];
+    (channel, subscriber, children)
+}
+
 #[test]
 fn async_cancelled_receives_lose_nothing() {
     const TEST: &str = "async_cancelled_receives_lose_nothing";
@@ -128,13 +149,7 @@ fn async_cancelled_receives_lose_nothing() {
     if role().is_some() {
         return publish_bursts();
     }
-    let name = unique_name("async-cancel");
-    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
-    let mut subscriber = channel.subscriber().unwrap();
-    // Gaps of 5 ms between bursts, receives cancelled after 1 ms: most gaps cancel a
-    // receive mid-wait, and the next burst must arrive whole and in order all the same.
-    let args = burst_args(On::Mpsc, &name, 0, BURSTS, PER_BURST, Duration::from_millis(5));
-    let children = vec![("publisher", spawn(TEST, "publisher", &args))];
+    let (_channel, mut subscriber, children) = bursts_from_a_process(TEST, "async-cancel", BURSTS, PER_BURST);
     let cancelled = run(async {
         let mut checker = Checker::new(1);
         let mut cancelled = 0u64;
@@ -174,11 +189,7 @@ fn async_subscriber_stream_loses_nothing_and_yields_the_departure() {
     if role().is_some() {
         return publish_bursts();
     }
-    let name = unique_name("async-stream");
-    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
-    let mut subscriber = channel.subscriber().unwrap();
-    let args = burst_args(On::Mpsc, &name, 0, BURSTS, PER_BURST, Duration::from_millis(5));
-    let children = vec![("publisher", spawn(TEST, "publisher", &args))];
+    let (channel, mut subscriber, children) = bursts_from_a_process(TEST, "async-stream", BURSTS, PER_BURST);
     let cancelled = run(async {
         let mut checker = Checker::new(1);
         let mut cancelled = 0u64;

@@ -164,7 +164,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         let room = unsafe { ShmPtr::new(&*shared.hot().room) };
         // SAFETY: as for `progress`.
         let sequence = unsafe { ShmPtr::new(&*shared.hot().sequence) };
-        // SAFETY: the view is used only beside `shared`, which owns the mapping.
+        // SAFETY: the view is kept in this publisher next to its `Arc<Shared>`, which owns
+        // the ring's mapping and so outlives every use of the view.
         let view = unsafe { shared.ring(slot).view() };
         // SAFETY: the ring's mapping was just made writable and stays so until `drop`, and
         // this publisher holds its slot: it is the one writer.

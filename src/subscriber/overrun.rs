@@ -182,7 +182,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         let shape = Frame::<T, M>::SHAPE;
         let header = view.racing_header(head, shape);
         let hole = header.flags == frame::FLAG_HOLE && header.len == frame::HOLE_LEN;
-        let lost = if hole { view.hole_count(head, shape) } else { 0 };
+        let lost = if hole { frame.hole_count(shape) } else { 0 };
         // Never past the channel's maximum, which the double view holds.
         let copy = header.len.min(self.max_len).min(dst.len());
         view.copy_out(head, shape, &mut dst[..copy]);

@@ -152,7 +152,8 @@ impl<A: Access> Ring<A> {
     /// The frame at `pos`, its address computed once for the accesses that follow.
     #[inline(always)]
     pub fn frame(self, pos: u64) -> FrameAt<A> {
-        // SAFETY: `at` is inside a mapping, never null.
+        // SAFETY: `at` adds less than `capacity` to the non-null `base`, inside the one
+        // mapping that starts there (`new`), so the sum cannot wrap around to null.
         let at = unsafe { NonNull::new_unchecked(self.at(pos)) };
         FrameAt {
             at,
@@ -175,12 +176,6 @@ impl<A: Access> Ring<A> {
         self.word(pos, 0)
     }
 
-    /// The header of the committed frame at `pos` (see [`FrameAt::header`]).
-    #[inline(always)]
-    pub fn header(&self, pos: u64, shape: Shape) -> RawHeader {
-        self.frame(pos).header(shape)
-    }
-
     /// The header of the frame at `pos` for a lossy reader, which the publisher may be
     /// overwriting: the length and flags loaded as the one word the publisher stores them
     /// as, so the race is between two atomic accesses of one size, which is defined. Its
@@ -201,12 +196,6 @@ impl<A: Access> Ring<A> {
                 flags: 0,
             }
         }
-    }
-
-    /// The count of the hole frame at `pos` (its `u64` payload), to be validated.
-    #[cold]
-    pub fn hole_count(&self, pos: u64, shape: Shape) -> u64 {
-        self.frame(pos).hole_count(shape)
     }
 
     /// Copies up to `dst.len()` payload bytes of the frame at `pos` out, with atomic loads
@@ -242,12 +231,6 @@ impl<A: Access> Ring<A> {
             };
         }
         len
-    }
-
-    /// The prefetch of [`FrameAt::prefetch_payload`], for the frame at `pos`.
-    #[inline(always)]
-    pub fn prefetch_payload(self, pos: u64) {
-        self.frame(pos).prefetch_payload();
     }
 
     /// Where the run of committed frames starting at position `from` ends, scanning at most
@@ -547,7 +530,7 @@ mod tests {
         // SAFETY: the test is the only user of the memory.
         unsafe { ring.write_header(4088, ordered, 42, 7) };
         assert_eq!(
-            ring.header(4088, ordered),
+            ring.frame(4088).header(ordered),
             RawHeader {
                 len: 42,
                 sequence: 7,
@@ -557,16 +540,16 @@ mod tests {
         // SAFETY: as above.
         unsafe { ring.write_hole(64, ordered, 9, 3) };
         assert_eq!(
-            ring.header(64, ordered),
+            ring.frame(64).header(ordered),
             RawHeader {
                 len: HOLE_LEN,
                 sequence: 9,
                 flags: FLAG_HOLE
             }
         );
-        assert_eq!(ring.hole_count(64, ordered), 3);
+        assert_eq!(ring.frame(64).hole_count(ordered), 3);
         let fifo = Shape::new(false, 8);
-        assert_eq!(ring.header(64, fifo).flags, 0, "FIFO reads no flags");
+        assert_eq!(ring.frame(64).header(fifo).flags, 0, "FIFO reads no flags");
     }
 
     #[test]
