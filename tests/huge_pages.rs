@@ -82,7 +82,7 @@ fn channel_on_2mib_huge_pages() {
     let mount = match HugeMount::new(4) {
         Ok(mount) => mount,
         Err(reason) => {
-            println!("SKIPPED channel_on_2mib_huge_pages: {reason}");
+            support::skipped("channel_on_2mib_huge_pages", &reason);
             return;
         }
     };

@@ -48,7 +48,7 @@ fn barrier_available(test: &str) -> bool {
     let supported = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0) };
     let needed = GLOBAL_EXPEDITED | REGISTER_GLOBAL_EXPEDITED;
     if supported < 0 || supported & needed != needed {
-        println!("SKIPPED {test}: this kernel has no expedited global membarrier");
+        support::skipped(test, "this kernel has no expedited global membarrier");
         return false;
     }
     true

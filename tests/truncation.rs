@@ -179,7 +179,10 @@ fn a_truncated_channel_is_reported_not_fatal() {
         // The fault that truncation causes can land inside one of ThreadSanitizer's own
         // atomic operations, which holds a runtime lock that the handler's atomics then
         // wait for. The normal and AddressSanitizer runs cover this test.
-        println!("SKIPPED {TEST}: ThreadSanitizer's runtime is not reentrant for a fault inside its atomics");
+        support::skipped(
+            TEST,
+            "ThreadSanitizer's runtime is not reentrant for a fault inside its atomics",
+        );
         return;
     }
     if role().as_deref() == Some(TOOL_ROLE) {

@@ -115,7 +115,10 @@ fn namespaces_or_skip(test: &str) -> Option<Namespaces> {
             panic!("{test} must run under CI, and could not set up two network namespaces: {reason}")
         }
         Err(reason) => {
-            println!("SKIPPED {test}: {reason}");
+            // Straight to stderr, which the harness does not capture, so a passing run
+            // still shows what it left out.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
             None
         }
     }
@@ -151,7 +154,7 @@ fn the_bridge_crosses_a_veth_pair_between_two_network_namespaces() {
     outbound.wait_for("out: channel");
     outbound.kill();
     let line = inbound.wait_for("out lost");
-    assert!(line.contains(&format!("messages: {}", 2 * PER_PUBLISHER)), "{line}");
+    assert!(line.contains(&format!(" messages={} ", 2 * PER_PUBLISHER)), "{line}");
     drop(inbound);
 
     // Ordered, with a sample lost on the way: the gap is reported and nothing else missing.

@@ -327,7 +327,10 @@ pub fn traced_section(test: &str, tag: &str) -> Option<Vec<String>> {
 /// fails the test, so the check cannot go quietly unrun.
 pub fn traced_run(test: &str) -> Option<String> {
     if let Ok(sanitizer) = std::env::var("SALIAS_SANITIZER") {
-        println!("SKIPPED {test}: the {sanitizer} sanitizer's runtime makes system calls of its own");
+        skipped(
+            test,
+            &format!("the {sanitizer} sanitizer's runtime makes system calls of its own"),
+        );
         return None;
     }
     if Command::new("strace").arg("-V").output().is_err() {
@@ -335,7 +338,7 @@ pub fn traced_run(test: &str) -> Option<String> {
             std::env::var_os("CI").is_none(),
             "{test}: strace is not installed, and CI must not skip this test (apt-get install strace)"
         );
-        println!("SKIPPED {test}: strace is not installed (apt-get install strace)");
+        skipped(test, "strace is not installed (apt-get install strace)");
         return None;
     }
     let log = std::env::temp_dir().join(format!("salias-strace-{}-{test}.log", std::process::id()));
@@ -474,6 +477,14 @@ pub fn wait_until_stopped(child: &KillOnDrop, limit: Duration) {
     }
 }
 
+/// Says that `test` did not run, and why, on the terminal: straight to stderr, which the
+/// test harness does not capture (it captures `println!`), so a passing run still shows
+/// what it left out.
+pub fn skipped(test: &str, reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+}
+
 /// Whether this process can do what `test` needs root for (mount namespaces, acting as
 /// another user). Where it cannot, prints SKIPPED with the reason; under CI, which runs
 /// as root, a skip would hide a requirement, so it fails instead.
@@ -486,7 +497,7 @@ pub fn root_or_skip(test: &str, needs: &str) -> bool {
         std::env::var_os("CI").is_none(),
         "{test} needs root ({needs}) and CI runs as root"
     );
-    println!("SKIPPED {test}: needs root ({needs})");
+    skipped(test, &format!("needs root ({needs})"));
     false
 }
 
