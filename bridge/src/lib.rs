@@ -42,7 +42,8 @@
 //! let out = Bridge::out(OutConfig::new("quotes", "desk/quotes", ZenohConfig::explicit(&["tcp/0.0.0.0:7447"], &[])))?;
 //! // Host B: feed the local channel "quotes" from it.
 //! let inbound = Bridge::inbound(InConfig::new("desk/quotes", "quotes", ZenohConfig::explicit(&[], &["tcp/192.0.2.7:7447"])))?;
-//! println!("{:?} {:?}", out.stats(), inbound.stats());
+//! // "messages=… samples=… bytes=…" and "samples=… messages=… delivered=…"
+//! println!("{} {}", out.stats(), inbound.stats());
 //! # Ok::<(), salias_bridge::BridgeError>(())
 //! ```
 
@@ -51,6 +52,7 @@ mod inbound;
 mod ledger;
 mod local;
 mod outbound;
+mod report;
 mod session;
 mod wire;
 

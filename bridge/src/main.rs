@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use salias_bridge::{Backpressure, Bridge, Congestion, InConfig, InEvent, OutConfig, OutEvent, ZenohConfig};
+use salias_bridge::{Backpressure, Bridge, Congestion, InConfig, InEvent, OutConfig, ZenohConfig};
 
 /// Counts heap allocations, so `--stats-every` can show what the hot path allocates (one
 /// buffer per batch on `out`; zenoh's own per sample), measured rather than assumed.
@@ -87,10 +87,53 @@ struct ZenohArgs {
     /// A zenoh JSON5 configuration file, applied before the options above
     #[arg(long, value_name = "FILE")]
     zenoh_config: Option<PathBuf>,
-    /// Print the bridge's counts (and the process's heap allocations) to stderr this
-    /// often (milliseconds; 0: never)
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Print the bridge's counts (and the process's heap allocations) this often
+    /// (milliseconds; 0: never): to stderr as name=value pairs, or to stdout with --json
     #[arg(long, default_value_t = 0, value_name = "MS")]
     stats_every: u64,
+    /// Print the start, every event and the counts as JSON objects, one per line on
+    /// stdout, each with an "event" member naming it
+    #[arg(long)]
+    json: bool,
+}
+
+impl ReportArgs {
+    /// Prints one line for people, or its JSON form for machines.
+    fn print(&self, text: impl std::fmt::Display, json: impl FnOnce() -> serde_json::Value) {
+        if self.json {
+            println!("{}", json());
+        } else {
+            println!("{text}");
+        }
+    }
+
+    /// Whether the counts are due now; if so, starts the next interval.
+    fn stats_due(&self, last: &mut Instant) -> bool {
+        if self.stats_every == 0 || last.elapsed() < Duration::from_millis(self.stats_every) {
+            return false;
+        }
+        *last = Instant::now();
+        true
+    }
+
+    /// The periodic counts of `side` ("in" or "out"): text to stderr, JSON to stdout.
+    fn print_stats(&self, side: &str, stats: serde_json::Value, text: impl std::fmt::Display) {
+        let allocations = allocations();
+        if self.json {
+            let mut line = serde_json::json!({ "event": "stats", "side": side });
+            if let (Some(line), Some(counts)) = (line.as_object_mut(), stats.as_object()) {
+                line.extend(counts.clone());
+                line.insert("allocations".to_owned(), allocations.into());
+            }
+            println!("{line}");
+        } else {
+            eprintln!("{side} stats: {text} allocations={allocations}");
+        }
+    }
 }
 
 impl ZenohArgs {
@@ -138,6 +181,8 @@ struct OutArgs {
     drop_batch: Vec<u64>,
     #[command(flatten)]
     zenoh: ZenohArgs,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args)]
@@ -163,6 +208,8 @@ struct InArgs {
     state_dir: Option<PathBuf>,
     #[command(flatten)]
     zenoh: ZenohArgs,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -204,51 +251,48 @@ fn run_out(args: OutArgs) -> Result<(), String> {
     config.exit_on_removal = args.exit_on_removal;
     config.drop_batches = args.drop_batch;
     let out = Bridge::out(config).map_err(|e| e.to_string())?;
+    let report = &args.report;
     let meta = out.meta();
-    println!(
-        "out: channel \"{}\" ({}, {}) on \"{}\" as stream {:016x}",
-        args.channel,
-        meta.kind(),
-        meta.describe_type(),
-        args.key,
-        meta.stream_id
+    report.print(
+        format_args!(
+            "out: channel \"{}\" ({}, {}) on \"{}\" as stream {:016x}",
+            args.channel,
+            meta.kind(),
+            meta.describe_type(),
+            args.key,
+            meta.stream_id
+        ),
+        || {
+            let mut line = meta.to_json();
+            line["key"] = args.key.clone().into();
+            tagged("out", line)
+        },
     );
     let mut last = Instant::now();
     while !out.is_finished() {
-        // One line per event on stdout, as `in` prints its own.
         if let Ok(event) = out.events().recv_timeout(Duration::from_millis(20)) {
-            match event {
-                OutEvent::ChannelRemoved { channel } => println!(
-                    "out: channel \"{channel}\" was removed; reading what is left in it and watching its name for a new channel"
-                ),
-                OutEvent::Reattached { previous, stream } => println!(
-                    "out: channel \"{}\" was replaced by a new one ({}, {}); stream {previous:016x} ended, now stream {:016x}",
-                    stream.channel,
-                    stream.kind(),
-                    stream.describe_type(),
-                    stream.stream_id
-                ),
-                OutEvent::PublishersGone { channel } => {
-                    println!("out: every publisher of channel \"{channel}\" has gone; waiting for the next")
-                }
-                _ => {}
-            }
+            report.print(&event, || event.to_json());
         }
-        if args.zenoh.stats_every > 0 && last.elapsed() >= Duration::from_millis(args.zenoh.stats_every) {
-            last = Instant::now();
+        if report.stats_due(&mut last) {
             let stats = out.stats();
-            eprintln!(
-                "out stats: messages={} samples={} bytes={} reattached={} publishers_gone={} allocations={}",
-                stats.messages,
-                stats.samples,
-                stats.bytes,
-                stats.reattached,
-                stats.publishers_gone,
-                allocations()
-            );
+            report.print_stats("out", stats.to_json(), stats);
         }
     }
-    out.stop().map(|_| ()).map_err(|e| e.to_string())
+    let stats = out.stop().map_err(|e| e.to_string())?;
+    report.print(format_args!("out: stopped; {stats}"), || {
+        tagged("stopped", stats.to_json())
+    });
+    Ok(())
+}
+
+/// `fields` with `"event": name` first.
+fn tagged(name: &str, fields: serde_json::Value) -> serde_json::Value {
+    let mut line = serde_json::Map::new();
+    line.insert("event".to_owned(), name.into());
+    if let serde_json::Value::Object(fields) = fields {
+        line.extend(fields);
+    }
+    serde_json::Value::Object(line)
 }
 
 fn run_in(args: InArgs) -> Result<(), String> {
@@ -260,131 +304,62 @@ fn run_in(args: InArgs) -> Result<(), String> {
     config.capacity = args.capacity;
     config.state_dir = args.state_dir.clone();
     let inbound = Bridge::inbound(config).map_err(|e| e.to_string())?;
-    println!(
-        "in: \"{}\" into channel \"{}\" (state record {})",
-        args.key,
-        args.channel,
-        inbound.state_path().display()
+    let report = &args.report;
+    report.print(
+        format_args!(
+            "in: \"{}\" into channel \"{}\" (state record {})",
+            args.key,
+            args.channel,
+            inbound.state_path().display()
+        ),
+        || {
+            serde_json::json!({
+                "event": "in",
+                "key": args.key,
+                "channel": args.channel,
+                "state_record": inbound.state_path().display().to_string(),
+            })
+        },
     );
     let mut last = Instant::now();
     let mut lost_outs = 0;
     loop {
         match inbound.events().recv_timeout(Duration::from_millis(20)) {
+            Ok(event @ InEvent::Refused { .. }) => {
+                // The exit status and stderr say it to people; --json readers see it too.
+                if report.json {
+                    println!("{}", event.to_json());
+                }
+                return Err(event.to_string());
+            }
             Ok(event) => {
-                // One line per event on stdout, flushed, for people and scripts alike.
-                match &event {
-                    InEvent::Stream(meta) => println!(
-                        "stream {:016x}: {} of {} from channel \"{}\"",
-                        meta.stream_id,
-                        meta.kind(),
-                        meta.describe_type(),
-                        meta.channel
-                    ),
-                    InEvent::Refused { stream_id, error } => {
-                        return Err(format!("refused stream {stream_id:016x}: {error}"));
-                    }
-                    InEvent::Gap {
-                        stream_id,
-                        missing,
-                        ordered,
-                    } => println!(
-                        "gap in stream {stream_id:016x}: {} {}..{} missing ({})",
-                        if *ordered { "sequence numbers" } else { "messages" },
-                        missing.start,
-                        missing.end,
-                        missing.end - missing.start
-                    ),
-                    InEvent::OutJoined { stream_id } => println!("out joined: stream {stream_id:016x}"),
-                    InEvent::OutLost { stream_id } => {
-                        lost_outs += 1;
-                        println!("out lost: stream {stream_id:016x} went away; {:?}", inbound.stats());
-                    }
-                    InEvent::Malformed { reason } => println!("malformed sample: {reason}"),
-                    InEvent::Undelivered {
-                        stream_id,
-                        messages,
-                        sequences,
-                        in_doubt,
-                        gap_in_doubt,
-                    } => println!(
-                        "{}",
-                        undelivered(*stream_id, messages, sequences, in_doubt, *gap_in_doubt)
-                    ),
-                    InEvent::Unrecorded { error } => println!(
-                        "state not recorded: {error}; a restarted in may report as undelivered what this one delivered"
-                    ),
+                // One line per event on stdout, for people and scripts alike; a far `out`
+                // that went away comes with the counts so far.
+                if let InEvent::OutLost { .. } = event {
+                    lost_outs += 1;
+                    let stats = inbound.stats();
+                    report.print(format_args!("{event}; {stats}"), || {
+                        let mut line = event.to_json();
+                        line["stats"] = stats.to_json();
+                        line
+                    });
+                } else {
+                    report.print(&event, || event.to_json());
                 }
                 if args.exit_after_lost_outs > 0 && lost_outs >= args.exit_after_lost_outs {
-                    println!("in: {:?}", inbound.stats());
+                    let stats = inbound.stats();
+                    report.print(format_args!("in: stopped; {stats}"), || {
+                        tagged("stopped", stats.to_json())
+                    });
                     return Ok(());
                 }
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err("the bridge stopped".into()),
         }
-        if args.zenoh.stats_every > 0 && last.elapsed() >= Duration::from_millis(args.zenoh.stats_every) {
-            last = Instant::now();
-            let s = inbound.stats();
-            eprintln!(
-                "in stats: samples={} messages={} delivered={} dropped={} waited={} lost_samples={} gaps={} missing={} malformed={} refused={} outs_lost={} undelivered={} in_doubt={} unrecorded={} no_subscriber={} allocations={}",
-                s.samples,
-                s.messages,
-                s.delivered,
-                s.dropped,
-                s.waited,
-                s.lost_samples,
-                s.gaps.events,
-                s.gaps.missing,
-                s.malformed,
-                s.refused,
-                s.outs_lost,
-                s.undelivered,
-                s.in_doubt,
-                s.unrecorded,
-                s.no_subscriber,
-                allocations()
-            );
+        if report.stats_due(&mut last) {
+            let stats = inbound.stats();
+            report.print_stats("in", stats.to_json(), stats);
         }
     }
-}
-
-/// The line for [`InEvent::Undelivered`], e.g. "undelivered in stream 00ab…: messages
-/// 28..29 (1) were not delivered by the previous in; sequence numbers 28..29 (1) declared
-/// missing in the near channel".
-fn undelivered(
-    stream_id: u64,
-    messages: &std::ops::Range<u64>,
-    sequences: &Option<std::ops::Range<u64>>,
-    in_doubt: &std::ops::Range<u64>,
-    gap_in_doubt: u64,
-) -> String {
-    let count = |range: &std::ops::Range<u64>| range.end - range.start;
-    let mut line = format!(
-        "undelivered in stream {stream_id:016x}: messages {}..{} ({}) were not delivered by the previous in",
-        messages.start,
-        messages.end,
-        count(messages)
-    );
-    if let Some(sequences) = sequences {
-        line += &format!(
-            "; sequence numbers {}..{} ({}) declared missing in the near channel",
-            sequences.start,
-            sequences.end,
-            count(sequences)
-        );
-    }
-    if !in_doubt.is_empty() {
-        line += &format!(
-            "; messages {}..{} ({}) in doubt: the previous in was publishing them as it died, and how many arrived cannot be told",
-            in_doubt.start,
-            in_doubt.end,
-            count(in_doubt)
-        );
-    }
-    if gap_in_doubt > 0 {
-        line += &format!(
-            "; the first {gap_in_doubt} of those numbers were being declared as it died and may be declared twice"
-        );
-    }
-    line
 }

@@ -21,7 +21,11 @@ fn bridges(key: &str, from: &str, to: &str, in_extra: &[&str], out_extra: &[&str
         &[],
         &[args(&["in", "--key", key, "--channel", to], &listen), in_extra.to_vec()].concat(),
     );
-    inbound.wait_for("in: ");
+    inbound.wait_for(if in_extra.contains(&"--json") {
+        r#""event":"in""#
+    } else {
+        "in: "
+    });
     let outbound = Bridge::spawn(
         &[],
         &[
@@ -99,6 +103,84 @@ fn an_ordered_stream_reports_a_lost_sample_as_a_gap() {
     all_but(&target, MESSAGES, missing);
 }
 
+/// With `--json`, every line either side prints on stdout is one JSON object led by its
+/// event's name, and the reports carry what the text lines do: the stream, a lost
+/// sample's exact gap, the counts, and a killed `out` with what had arrived.
+#[test]
+fn json_lines_carry_the_stream_a_gap_the_counts_and_a_lost_out() {
+    const MESSAGES: u64 = 200;
+    let (from, to) = (unique("json-a"), unique("json-b"));
+    let source = OrderedMpsc::<Tick>::create(&Config::new(&from)).unwrap();
+    let target = OrderedMpsc::<Tick>::create(&Config::new(&to)).unwrap();
+    let (mut inbound, mut outbound) = bridges(
+        &unique("json"),
+        &from,
+        &to,
+        &["--json", "--stats-every", "20", "--exit-after-lost-outs", "1"],
+        &["--json", "--batch", "10", "--drop-batch", "3"],
+    );
+    let mut publisher = source.publisher().unwrap();
+    for seq in 0..MESSAGES {
+        publisher.send_timeout(&Tick::new(0, seq), STEP).unwrap();
+    }
+    let json = |line: String| -> serde_json::Value {
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not one JSON object ({e}): {line}"))
+    };
+    let started = json(outbound.wait_for(r#""event":"out""#));
+    assert_eq!(started["kind"], "OrderedMpsc", "{started}");
+    assert_eq!(started["channel"], from.as_str(), "{started}");
+    let stream = json(inbound.wait_for(r#""event":"stream""#));
+    assert_eq!(stream["stream_id"], started["stream_id"], "{stream}");
+    assert_eq!(
+        stream["type"].as_str().map(|t| t.contains("Tick")),
+        Some(true),
+        "{stream}"
+    );
+    let gap = json(inbound.wait_for(r#""event":"gap""#));
+    let (start, end) = (
+        gap["missing"]["start"].as_u64().unwrap(),
+        gap["missing"]["end"].as_u64().unwrap(),
+    );
+    assert!(
+        start >= 3 && end > start && end - start <= 10,
+        "batch 3 of at most 10: {gap}"
+    );
+    assert_eq!(
+        (gap["count"].as_u64(), &gap["numbers"]),
+        (Some(end - start), &serde_json::json!("sequence"))
+    );
+    all_but(&target, MESSAGES, start..end);
+    // The counts, until they show every message that arrived delivered.
+    let delivered = MESSAGES - (end - start);
+    loop {
+        let stats = json(inbound.wait_for(r#""event":"stats""#));
+        assert_eq!(
+            (&stats["side"], stats["missing"].as_u64()),
+            (&serde_json::json!("in"), Some(end - start)),
+            "{stats}"
+        );
+        assert!(stats["allocations"].is_u64(), "{stats}");
+        if stats["delivered"].as_u64() == Some(delivered) {
+            break;
+        }
+    }
+    outbound.kill();
+    let lost = json(inbound.wait_for(r#""event":"out_lost""#));
+    assert_eq!(lost["stream_id"], started["stream_id"], "{lost}");
+    assert_eq!(lost["stats"]["delivered"].as_u64(), Some(delivered), "{lost}");
+    let (status, lines) = inbound.wait_exit();
+    assert!(status.success());
+    let last = json(lines.last().cloned().expect("a last line"));
+    assert_eq!(
+        (&last["event"], last["outs_lost"].as_u64()),
+        (&serde_json::json!("stopped"), Some(1)),
+        "{last}"
+    );
+    for line in lines.into_iter().chain(outbound.seen.clone()) {
+        json(line);
+    }
+}
+
 #[test]
 fn a_killed_out_is_reported_and_a_raw_channel_is_created() {
     let (from, to) = (unique("raw-a"), unique("raw-b"));
@@ -128,7 +210,10 @@ fn a_killed_out_is_reported_and_a_raw_channel_is_created() {
     outbound.wait_for("out: channel");
     outbound.kill();
     let line = inbound.wait_for("out lost");
-    assert!(line.contains("messages: 100"), "the report counts what arrived: {line}");
+    assert!(
+        line.contains(" messages=100 "),
+        "the report counts what arrived: {line}"
+    );
     let (status, _) = inbound.wait_exit();
     assert!(status.success());
 }
