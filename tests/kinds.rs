@@ -18,6 +18,40 @@ struct Tick {
     value: u64,
 }
 
+/// A received message prints with `{:?}`: where it came from (the sequence and gap in
+/// Ordered mode) and the message itself, or a raw message's bytes.
+#[test]
+fn received_messages_print_with_debug() {
+    let name = unique_name("debug-fifo");
+    let channel = FifoMpsc::<Tick>::create(&Config::new(&name)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    channel
+        .publisher()
+        .unwrap()
+        .offer(&Tick { publisher: 0, value: 7 })
+        .unwrap();
+    let message = subscriber.try_recv().unwrap().unwrap();
+    assert_eq!(
+        format!("{message:?}"),
+        "Received { info: MessageInfo { publisher_slot: 0 }, message: Tick { publisher: 0, value: 7 } }"
+    );
+    drop(message);
+
+    let name = unique_name("debug-ordered");
+    let channel = RawOrderedMpsc::create(&Config::new(&name).max_message_size(8)).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    publisher.offer(b"ab").unwrap();
+    publisher.publish_gap(2).unwrap();
+    publisher.offer(b"cd").unwrap();
+    drop(subscriber.try_recv().unwrap().unwrap());
+    let message = subscriber.try_recv().unwrap().unwrap();
+    assert_eq!(
+        format!("{message:?}"),
+        "Received { info: MessageInfo { publisher_slot: 0, sequence: 3, gap_before: 2 }, bytes: [99, 100] }"
+    );
+}
+
 fn round_trip<M: Mode, K: Topology>() {
     let name = unique_name(&format!("{}{}", M::NAME, K::NAME));
     let channel = Channel::<Tick, M, K>::create(&Config::new(&name).publishers(2)).unwrap();
