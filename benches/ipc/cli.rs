@@ -34,6 +34,9 @@ pub enum Section {
     /// FifoMpsc 1P1S single and batch-16 offers at 1, 4 and 64 MiB rings, at any scale
     /// (only when asked for).
     Rings,
+    /// FifoMpsc, OrderedMpsc and OrderedFanout 1P1S single and batch-16 offers at a 1 MiB
+    /// ring, at any scale (only when asked for).
+    Order,
     /// Raw frames of 8 B to 4 KiB, FifoMpsc 1P1S, 4 MiB ring.
     Sizes,
     /// 4 and 8 publishers into 64 KiB rings (more processes than cores).
@@ -65,7 +68,7 @@ impl Cli {
     /// section already holds its setups.
     pub fn runs(&self, section: Section) -> bool {
         match self.only {
-            None => section != Section::Rings,
+            None => !matches!(section, Section::Rings | Section::Order),
             Some(only) => only == section,
         }
     }

@@ -3,6 +3,7 @@
 //! Run: `cargo bench --bench ipc` (every ring size, 5 rounds), or add `-- --quick` (1 MiB
 //! rings, 3 rounds, about a minute) or `-- --smoke` (seconds; checks the harness, its
 //! figures mean nothing); `-- --only throughput`, `-- --only rings` (FIFO 1P1S at 1, 4 and 64 MiB),
+//! `-- --only order` (FIFO against Ordered, 1P1S, 1 MiB),
 //! `-- --only sizes` (raw frames of 8 B to 4 KiB), `-- --only stress` (4 and 8 publishers into 64 KiB rings), `-- --only lossy`
 //! (a tethered subscriber with and without a sleeping lossy one beside it, and a lossy one
 //! keeping up) or `-- --only latency`. `-- --help` lists the flags.
@@ -97,6 +98,12 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
             scenarios::rings(&scale),
             "rings ",
             "ring sizes, FifoMpsc 1P1S",
+        ),
+        (
+            Section::Order,
+            scenarios::order(&scale),
+            "order ",
+            "global order's cost, 1P1S, 1 MiB",
         ),
         (
             Section::Sizes,

@@ -63,6 +63,19 @@ pub fn rings(scale: &Scale) -> Vec<Setup> {
         .collect()
 }
 
+/// The ordered check: FifoMpsc, OrderedMpsc and OrderedFanout 1P1S single and batch-16
+/// offers at 1 MiB, whatever the scale: what taking a global sequence number costs, beside
+/// the FIFO path in the same rounds, for a quick A/B of an ordered-path change.
+pub fn order(scale: &Scale) -> Vec<Setup> {
+    throughput(&Scale {
+        rings: &[1 << 20],
+        ..scale.clone()
+    })
+    .into_iter()
+    .filter(|setup| setup.kind != Kind::FifoFanout && setup.publishers == 1 && setup.subscribers == 1)
+    .collect()
+}
+
 /// The message size sweep: raw frames, FIFO 1P1S, a 4 MiB ring (room for 1000 of the
 /// largest); fewer messages as they grow, so each run moves a similar number of bytes.
 pub fn sizes(scale: &Scale) -> Vec<Setup> {
