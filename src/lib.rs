@@ -131,7 +131,7 @@
 //! |---|---|---|---|---|
 //! | [`FifoMpsc`] | per publisher | one | a copy and one Release store | a work queue, a request channel into one server |
 //! | [`FifoFanout`] | per publisher | each sees every message | the same; held back by the slowest live subscriber | market data, telemetry fanned out to several readers |
-//! | [`OrderedMpsc`] | one global order | one | plus one `fetch_add` per message or batch | an order entry gateway feeding one matching engine |
+//! | [`OrderedMpsc`] | one global order | one | plus a sequence number per message or batch (a `fetch_add` once two publishers share it) | an order entry gateway feeding one matching engine |
 //! | [`OrderedFanout`] | one global order | each sees every message in that order | the same, held back by the slowest | an event log that every replica applies in the same order |
 //!
 //! Each comes typed (`FifoMpsc<Quote>`: fixed-size [`Message`] structs,

@@ -474,7 +474,7 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
         capacity: info.capacity as usize,
         max_message_size: info.max_message_len as usize,
         owner: SlotHolder::from_token(owner),
-        sequence: ordered.then(|| control.hot().sequence.load(Ordering::Acquire)),
+        sequence: ordered.then(|| control.hot().sequence.next.load(Ordering::Acquire)),
         publishers,
         subscribers,
         owner_uid: view.facts.uid,

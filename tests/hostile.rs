@@ -288,7 +288,7 @@ fn forged_control_block_is_refused_at_connect() {
         FifoMpsc::<Sample>::connect(&name),
         Err(Error::VersionMismatch {
             found: 99,
-            supported: 6,
+            supported: 7,
             ..
         })
     ));

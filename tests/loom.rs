@@ -1,5 +1,5 @@
 //! Loom models of the publish/consume protocol, the fanout write limit and join, the
-//! ordered merge with gap detection, the sleep/wake handshake, a publisher slot
+//! ordered merge with gap detection, a sole sequence taker handing over to a joiner, the sleep/wake handshake, a publisher slot
 //! changing hands (released, or taken over from a dead holder whose tail is recovered), a
 //! subscriber deciding that its last publisher has gone,
 //! and a lossy subscriber's overrun detection (a reader racing a writer that laps it).
@@ -17,7 +17,9 @@
 //! reports concurrent access to a frame), either SeqCst fence of the fanout join (a
 //! joining subscriber reads a frame being overwritten), the sequence `fetch_add` or the
 //! pending-cleared store to Relaxed, ignoring a publisher caught mid-`fetch_add`, or not
-//! bounding a gap by the ring heads (a committed number is declared lost); a sleeper
+//! bounding a gap by the ring heads (a committed number is declared lost); a joiner that
+//! does not wait out the sole taker's take in flight, or skips its barrier (a number taken
+//! twice); a sleeper
 //! clearing the wake claim before reading the futex word, or not clearing it, or a
 //! publisher looking for sleepers without its fence (a lost wake-up); the slot release
 //! made Relaxed (a successor starts on its predecessor's frames), or a take-over that
@@ -45,6 +47,7 @@ use loom::thread;
 use salias::protocol::{self, Head, OverwriteWords, PublisherView, RingHeads, SequenceWords, WakeWords};
 
 const PENDING_NONE: u64 = u64::MAX;
+const PENDING_TAKING: u64 = u64::MAX - 1;
 const CURSOR_IDLE: u64 = u64::MAX;
 
 /// Runs `model` under loom with at most `preemptions` forced thread switches per
@@ -109,6 +112,9 @@ impl Ring {
 struct Publisher {
     ring: Arc<Ring>,
     sequence: Option<Arc<AtomicU64>>,
+    /// Nobody takes numbers alone in these models: `sole_takers_hand_over_without_a_duplicate_number`
+    /// models that.
+    sole_taker: AtomicU64,
     fanout: bool,
     tail: u64,
     limit: u64,
@@ -119,6 +125,7 @@ impl Publisher {
         Publisher {
             ring,
             sequence,
+            sole_taker: AtomicU64::new(0),
             fanout,
             tail: 0,
             limit: 0,
@@ -134,6 +141,7 @@ impl Publisher {
     fn words(&self) -> Option<SequenceWords<'_, AtomicU64>> {
         self.sequence.as_deref().map(|sequence| SequenceWords {
             sequence,
+            sole_taker: &self.sole_taker,
             pending: &self.ring.pending,
             pending_count: &self.ring.pending_count,
         })
@@ -147,7 +155,7 @@ impl Publisher {
                 return false;
             }
         }
-        let sequence = self.words().map_or(0, |words| protocol::take_sequence(&words, 1));
+        let sequence = self.words().map_or(0, |words| protocol::take_sequence(&words, 1, 0));
         let frame = self.ring.frame(self.tail);
         // The frame is reserved: loom checks no subscriber still reads it.
         // SAFETY: loom's cell access; the model asserts exclusivity.
@@ -174,7 +182,7 @@ impl Publisher {
         self.refresh_limit();
         assert!(self.tail < self.limit);
         let words = self.words().expect("ordered");
-        protocol::take_sequence(&words, 1);
+        protocol::take_sequence(&words, 1, 0);
         // What the liveness check will find from now on.
         alive.store(false, Ordering::Release);
     }
@@ -457,6 +465,67 @@ fn ordered_merge_delivers_every_number_in_order() {
             let mine: Vec<u64> = delivered.iter().map(|&(_, v)| v).filter(|v| v / 100 == index).collect();
             assert_eq!(mine, (0..sent).map(|v| index * 100 + v).collect::<Vec<_>>());
         }
+    });
+}
+
+/// A publisher takes numbers alone (a plain load and store) while a second one joins:
+/// the joiner marks the numbers shared, runs its barrier and waits out a take in flight,
+/// then adds. Every number is taken exactly once, whichever way the take and the join
+/// interleave. The joiner's barrier is a SeqCst fence on its thread; where it lands on
+/// the sole taker's, its `taker_fence` (SeqCst under loom) stands in for it.
+#[test]
+fn sole_takers_hand_over_without_a_duplicate_number() {
+    check(|| {
+        let next = Arc::new(AtomicU64::new(0));
+        let sole_taker = Arc::new(AtomicU64::new(0));
+        let pending = Arc::new([AtomicU64::new(PENDING_NONE), AtomicU64::new(PENDING_NONE)]);
+        let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let take = |publisher: usize, alone: u64| {
+            let words = SequenceWords {
+                sequence: &*next,
+                sole_taker: &*sole_taker,
+                pending: &pending[publisher],
+                pending_count: &counts[publisher],
+            };
+            let number = protocol::take_sequence(&words, 1, alone);
+            protocol::clear_pending(&pending[publisher]);
+            number
+        };
+        let first = protocol::join_takers(&*sole_taker, 1, true, || unreachable!(), |_| unreachable!());
+        assert_eq!(first, Ok(protocol::Taking::Alone(1)));
+        let sole = {
+            let (next, sole_taker, pending, counts) =
+                (next.clone(), sole_taker.clone(), pending.clone(), counts.clone());
+            thread::spawn(move || {
+                let words = SequenceWords {
+                    sequence: &*next,
+                    sole_taker: &*sole_taker,
+                    pending: &pending[0],
+                    pending_count: &counts[0],
+                };
+                let mut taken = Vec::new();
+                for _ in 0..2 {
+                    taken.push(protocol::take_sequence(&words, 1, 1));
+                    protocol::clear_pending(&pending[0]);
+                }
+                taken
+            })
+        };
+        let barrier = || {
+            fence(Ordering::SeqCst);
+            true
+        };
+        let busy = |tag: u64| {
+            assert_eq!(tag, 1, "the joiner waits for the sole taker");
+            pending[0].load(Ordering::Acquire) == PENDING_TAKING
+        };
+        let second = protocol::join_takers(&*sole_taker, 2, true, barrier, busy);
+        assert_eq!(second, Ok(protocol::Taking::Shared));
+        let mine = take(1, 0);
+        let mut numbers = sole.join().unwrap();
+        numbers.push(mine);
+        numbers.sort();
+        assert_eq!(numbers, [0, 1, 2], "every number taken once");
     });
 }
 

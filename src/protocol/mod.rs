@@ -42,6 +42,11 @@ pub trait Word {
     fn compare_exchange(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64>;
     /// A memory fence that orders accesses to words of this kind.
     fn fence(order: Ordering);
+    /// Between a sole taker's TAKING mark and its look at `sole_taker`
+    /// (`take_sequence`): on shared memory only the compiler is fenced, and a joiner's
+    /// process-wide barrier (membarrier) supplies the hardware fence. The loom models,
+    /// which cannot express that barrier, fence here with SeqCst instead.
+    fn taker_fence();
 }
 
 impl Word for std::sync::atomic::AtomicU64 {
@@ -65,6 +70,10 @@ impl Word for std::sync::atomic::AtomicU64 {
     fn fence(order: Ordering) {
         std::sync::atomic::fence(order)
     }
+    #[inline(always)]
+    fn taker_fence() {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst)
+    }
 }
 
 #[cfg(loom)]
@@ -83,6 +92,9 @@ impl Word for loom::sync::atomic::AtomicU64 {
     }
     fn fence(order: Ordering) {
         loom::sync::atomic::fence(order)
+    }
+    fn taker_fence() {
+        loom::sync::atomic::fence(Ordering::SeqCst)
     }
 }
 

@@ -4,13 +4,15 @@
 use std::sync::atomic::Ordering;
 
 use super::Word;
-use crate::wire::layout::{MAX_POSITION, PENDING_NONE, PENDING_TAKING};
+use crate::wire::layout::{MAX_POSITION, PENDING_NONE, PENDING_TAKING, SOLE_NOBODY, SOLE_SHARED};
 
 /// A publisher's ordered-mode words.
 #[derive(Debug)]
 pub struct SequenceWords<'w, W> {
     /// The channel's next global sequence number.
     pub sequence: &'w W,
+    /// Which publisher may take numbers alone ([`join_takers`]).
+    pub sole_taker: &'w W,
     /// The first number this publisher took and has not committed, `PENDING_NONE`, or
     /// `PENDING_TAKING` while it takes some.
     pub pending: &'w W,
@@ -19,18 +21,125 @@ pub struct SequenceWords<'w, W> {
 }
 
 /// Publisher: takes `count` consecutive global sequence numbers, returning the first, and
-/// marks them pending until `clear_pending`.
+/// marks them pending until `clear_pending`. `alone` is the tag [`join_takers`] gave this
+/// publisher (`SOLE_NOBODY` if it shares): while `sole_taker` still holds it, no other
+/// publisher takes numbers, so a plain load and store take them. A locked add would wait
+/// for every store still in flight (the last frame's commit, on a line the subscriber is
+/// polling) and cost about two thirds of an ordered offer (doc/performance-notes.md).
 #[inline(always)]
-pub fn take_sequence<W: Word>(words: &SequenceWords<'_, W>, count: u64) -> u64 {
-    // SYNC POINT sequence-taken (publisher side): TAKING is stored before the fetch_add,
-    // which is Release, so a subscriber that sees the incremented counter (Acquire, in
+pub fn take_sequence<W: Word>(words: &SequenceWords<'_, W>, count: u64, alone: u64) -> u64 {
+    // SYNC POINT sequence-taken (publisher side): TAKING is stored before the number is
+    // taken, which is Release, so a subscriber that sees the advanced counter (Acquire, in
     // `find_gap`) also sees that this publisher holds or is taking numbers.
     words.pending.store(PENDING_TAKING, Ordering::Relaxed);
-    let first = words.sequence.fetch_add(count, Ordering::AcqRel);
+    // SYNC POINT sole-taker (taker side): TAKING is stored before the look at
+    // `sole_taker`. A joiner marks the numbers shared, runs the process-wide barrier, then
+    // reads this publisher's `pending` (`join_takers`): the barrier is the hardware fence
+    // here, so either this look sees the mark or the joiner sees TAKING and waits.
+    W::taker_fence();
+    let first = if alone != SOLE_NOBODY && words.sole_taker.load(Ordering::Relaxed) == alone {
+        let first = words.sequence.load(Ordering::Acquire);
+        words.sequence.store(first.wrapping_add(count), Ordering::Release);
+        first
+    } else {
+        words.sequence.fetch_add(count, Ordering::AcqRel)
+    };
     words.pending_count.store(count, Ordering::Relaxed);
-    // SYNC POINT pending (Release side): the count is visible with the marker.
+    // SYNC POINT pending (Release side): the count is visible with the marker, and the
+    // number taken alone before both.
     words.pending.store(first, Ordering::Release);
     first
+}
+
+/// How a publisher joining an Ordered channel takes its numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taking {
+    /// Alone, with this tag for [`take_sequence`], until another publisher joins.
+    Alone(u64),
+    /// With a locked add, as every other publisher does from now on.
+    Shared,
+}
+
+/// What stands in the way of [`join_takers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinError {
+    /// Another publisher took numbers alone, and the barrier that would make it stop
+    /// could not run in this process.
+    NoBarrier,
+}
+
+/// Publisher, once, as it connects: decides how it takes numbers. `tag` is its slot + 1;
+/// it may take numbers alone only if `may_take_alone` (the joiners' barrier reaches its
+/// process). The first publisher takes them alone; the next one marks them shared for
+/// good, runs `barrier` (a full fence in every registered process: the sole taker's
+/// next look at `sole_taker` sees the mark), and waits while the sole taker is caught
+/// mid-take (`busy(former tag)`: its `pending` is TAKING and it lives), so that no number
+/// it takes alone can equal one taken with an add. A slot's new holder inherits the tag
+/// its dead predecessor left, since nobody else took numbers since.
+pub fn join_takers<W: Word>(
+    sole_taker: &W,
+    tag: u64,
+    may_take_alone: bool,
+    barrier: impl FnOnce() -> bool,
+    busy: impl Fn(u64) -> bool,
+) -> Result<Taking, JoinError> {
+    loop {
+        let current = sole_taker.load(Ordering::Acquire);
+        if may_take_alone && (current == SOLE_NOBODY || current == tag) {
+            // SYNC POINT sole-taker handover (Acquire side): the last sole taker's numbers
+            // (`leave_takers`, Release) are in the counter this one goes on from.
+            if current == tag
+                || sole_taker
+                    .compare_exchange(SOLE_NOBODY, tag, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
+                return Ok(Taking::Alone(tag));
+            }
+            continue;
+        }
+        // Any value but a slot's tag (and so anything a hostile peer wrote) is shared.
+        let former = if current & SOLE_SHARED != 0 {
+            current & !SOLE_SHARED
+        } else {
+            current
+        };
+        let shared = SOLE_SHARED | former;
+        if current != shared
+            && sole_taker
+                .compare_exchange(current, shared, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            continue;
+        }
+        if former == SOLE_NOBODY || former == tag {
+            // Nobody, or this slot's dead predecessor, took numbers alone.
+            return Ok(Taking::Shared);
+        }
+        // SYNC POINT sole-taker (joiner side): the mark, then the barrier, then the look at
+        // the former sole taker's `pending`. Every joiner waits out the former sole
+        // taker, not only the one that marked: that one may have died before waiting.
+        if !barrier() {
+            return Err(JoinError::NoBarrier);
+        }
+        while busy(former) {
+            std::hint::spin_loop();
+            #[cfg(not(loom))]
+            std::thread::yield_now();
+            #[cfg(loom)]
+            loom::thread::yield_now();
+        }
+        return Ok(Taking::Shared);
+    }
+}
+
+/// Publisher, as it disconnects: a sole taker gives the role up, so the next publisher to
+/// join may take numbers alone. Shared numbers stay shared.
+pub fn leave_takers<W: Word>(sole_taker: &W, taking: Taking) {
+    if let Taking::Alone(tag) = taking {
+        // SYNC POINT sole-taker handover (Release side): every number this publisher took
+        // is in the counter before another may take numbers alone.
+        let _ = sole_taker.compare_exchange(tag, SOLE_NOBODY, Ordering::Release, Ordering::Relaxed);
+    }
 }
 
 /// Publisher: every number it took is committed.

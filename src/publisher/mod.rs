@@ -85,6 +85,10 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     barrier_reaches_us: bool,
     /// The channel's global sequence (used in Ordered mode only).
     sequence: ShmPtr<AtomicU64>,
+    /// Which publisher may take numbers alone (Ordered mode).
+    sole_taker: ShmPtr<AtomicU64>,
+    /// Whether this one does (`protocol::join_takers`); `Shared` in FIFO mode.
+    taking: protocol::Taking,
     last_reap: Option<Instant>,
     /// Fanout with a tether timeout: since when, and at which tail, offers have been
     /// refused (`tether`).
@@ -163,7 +167,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // SAFETY: as for `progress`.
         let room = unsafe { ShmPtr::new(&*shared.hot().room) };
         // SAFETY: as for `progress`.
-        let sequence = unsafe { ShmPtr::new(&*shared.hot().sequence) };
+        let sequence = unsafe { ShmPtr::new(&shared.hot().sequence.next) };
+        // SAFETY: as for `progress`.
+        let sole_taker = unsafe { ShmPtr::new(&shared.hot().sequence.sole_taker) };
         // SAFETY: the view is kept in this publisher next to its `Arc<Shared>`, which owns
         // the ring's mapping and so outlives every use of the view.
         let view = unsafe { shared.ring(slot).view() };
@@ -189,6 +195,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             readiness,
             barrier_reaches_us,
             sequence,
+            sole_taker,
+            taking: protocol::Taking::Shared,
             last_reap: None,
             held: None,
             slot,
@@ -206,6 +214,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // A previous holder that died may have left numbers pending; they are lost, and
         // this holder takes only fresh ones.
         protocol::clear_pending(&progress.pending);
+        if M::ORDERED {
+            // On failure `publisher` drops, which frees the slot.
+            publisher.taking = publisher.join_takers()?;
+        }
         protocol::report_tail(&progress.tail, tail);
         publisher.hot.published = progress.published.load(Ordering::Relaxed);
         publisher.hot.backpressured = progress.backpressured.load(Ordering::Relaxed);
@@ -216,6 +228,41 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // The first limit is no sign of a subscriber; one holding the slot now is.
         publisher.expects_subscriber = !K::FANOUT && publisher.subscribers().tethered > 0;
         Ok(publisher)
+    }
+
+    /// Ordered mode: joins the publishers that take sequence numbers
+    /// (`protocol::join_takers`). This one takes them alone if it is the only one and
+    /// joiners' barriers reach its process (the Linux layer's membarrier); otherwise it
+    /// shares them, after waiting out a sole taker caught mid-take.
+    #[cold]
+    fn join_takers(&self) -> Result<protocol::Taking> {
+        let shared = &*self.shared;
+        let may_take_alone = cfg!(all(target_os = "linux", not(salias_portable))) && self.barrier_reaches_us;
+        let barrier = || crate::platform::heavy_barrier() == crate::platform::Barrier::Done;
+        // The former sole taker (its tag is its slot + 1) is mid-take: TAKING, and alive.
+        let busy = |tag: u64| {
+            let Some(slot) = (tag as usize)
+                .checked_sub(1)
+                .filter(|&slot| slot < shared.publishers as usize)
+            else {
+                return false; // not a slot: a hostile value, nobody to wait for
+            };
+            let slot = shared.publisher_slot(slot);
+            let token = slot.holder.token.load(Ordering::Acquire);
+            slot.progress.pending.load(Ordering::Acquire) == crate::wire::layout::PENDING_TAKING
+                && token != crate::wire::layout::SLOT_FREE
+                && crate::platform::holder_alive(token)
+        };
+        let tag = self.slot as u64 + 1;
+        protocol::join_takers(self.sole_taker.get(), tag, may_take_alone, barrier, busy).map_err(|_| Error::Platform {
+            call: "membarrier",
+            object: shared.name.clone(),
+            errno: None,
+            hint: "another publisher of this Ordered channel takes sequence numbers alone, and to share them this \
+                       process must run an expedited global membarrier, which it could not (a seccomp filter?): \
+                       allow membarrier(2) for it"
+                .into(),
+        })
     }
 
     /// The publisher slot (and ring) this publisher owns.
@@ -324,6 +371,8 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Publisher<T, M, K> {
         // Read-only before the slot is free: once another process holds it, this one
         // cannot write its frames.
         self.shared.ring(self.slot).make_read_only();
+        // Every number it took is committed: the next publisher may take them alone.
+        protocol::leave_takers(self.sole_taker.get(), self.taking);
         protocol::release_slot(&self.shared.publisher_slot(self.slot).holder.token);
         // Subscribers waiting for messages look again: this may have been the last publisher.
         crate::wait::wake_everyone(self.wake.get());

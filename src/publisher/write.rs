@@ -64,13 +64,19 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             return 0;
         }
         let progress = self.progress.get();
+        let alone = match self.taking {
+            protocol::Taking::Alone(tag) => tag,
+            protocol::Taking::Shared => crate::wire::layout::SOLE_NOBODY,
+        };
         protocol::take_sequence(
             &protocol::SequenceWords {
                 sequence: self.sequence.get(),
+                sole_taker: self.sole_taker.get(),
                 pending: &progress.pending,
                 pending_count: &progress.pending_count,
             },
             count,
+            alone,
         )
     }
 

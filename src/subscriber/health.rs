@@ -59,7 +59,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         let wanted = self.next_sequence;
         let publisher = |ring| publisher_view(shared, ring);
-        let sequence = &*shared.hot().sequence;
+        let sequence = &shared.hot().sequence.next;
         let found = protocol::find_gap(wanted, sequence, self, self.readers.len(), publisher);
         let Some(end) = found.map_err(|error| self.gap_error(error))? else {
             return Ok(false);

@@ -294,7 +294,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 heads.push(head);
             }
             // As after a join: numbers taken from here on lie past the heads just read.
-            self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
+            self.next_sequence = shared.hot().sequence.next.load(Ordering::Acquire);
         } else if K::FANOUT {
             protocol::join(
                 rings,
@@ -305,7 +305,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             // Every message numbered from here on lies past the heads just chosen (its
             // publisher had not reported it yet); lower numbers still in the rings were
             // sent before we joined and are passed over.
-            self.next_sequence = shared.hot().sequence.load(Ordering::Acquire);
+            self.next_sequence = shared.hot().sequence.next.load(Ordering::Acquire);
         } else {
             // SYNC POINT mpsc-resume (successor side): after the slot's hand-off, the last
             // holder's cursors and resume point, each stored with Release

@@ -308,7 +308,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
             let shared = self.shared.clone();
             let publisher = |ring| publisher_view(&shared, ring);
             let (wanted, rings) = (self.next_sequence, self.readers.len());
-            match protocol::find_gap(wanted, &*shared.hot().sequence, &LossyHeads(self), rings, publisher) {
+            match protocol::find_gap(wanted, &shared.hot().sequence.next, &LossyHeads(self), rings, publisher) {
                 Ok(None) => return Ok(false),
                 Ok(Some(end)) => {
                     self.record_gap(wanted..end);
@@ -334,7 +334,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
     /// or (Ordered) a number not yet delivered was taken. Reads only commit words, which
     /// are atomic: nothing a publisher is overwriting is read, or reported as corrupt.
     pub(super) fn any_ready_lossy(&self) -> bool {
-        (M::ORDERED && self.shared.hot().sequence.load(Ordering::Relaxed) > self.next_sequence)
+        (M::ORDERED && self.shared.hot().sequence.next.load(Ordering::Relaxed) > self.next_sequence)
             || (0..self.readers.len()).any(|ring| {
                 let Reader { ring: view, head, .. } = self.readers[ring];
                 protocol::is_committed(view.commit_word(head), head)

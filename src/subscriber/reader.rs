@@ -92,7 +92,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // Every number the hole covers was taken, so it ends at or below the counter.
         // Relaxed suffices: the publisher took them before committing (Release), and the
         // commit was loaded with Acquire, so this load sees at least that count.
-        let taken = self.shared.hot().sequence.load(Ordering::Relaxed);
+        let taken = self.shared.hot().sequence.next.load(Ordering::Relaxed);
         match u32::try_from(lost) {
             // A publisher declares at most `MAX_GAP` (`u32::MAX`) numbers in one frame.
             Ok(count) if count > 0 && sequence.checked_add(lost).is_some_and(|end| end <= taken) => {

@@ -94,7 +94,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// number this subscriber has not delivered was taken — if its publisher died, the
     /// health check must get to run soon rather than after a long sleep.
     pub(super) fn any_ready(&self) -> bool {
-        (M::ORDERED && self.shared.hot().sequence.load(Ordering::Relaxed) > self.next_sequence)
+        (M::ORDERED && self.shared.hot().sequence.next.load(Ordering::Relaxed) > self.next_sequence)
             || (0..self.readers.len()).any(|ring| !matches!(self.peek(ring), Ok(None)))
     }
 }

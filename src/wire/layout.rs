@@ -30,7 +30,7 @@ pub const MAX_SUBSCRIBERS: u32 = 64;
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 6;
+pub(crate) const LAYOUT_VERSION: u32 = 7;
 /// `ChannelInfo::wake_protocol` of the Linux layer: a sleeper takes an expedited
 /// membarrier, so publishers look for sleepers behind a compiler fence only.
 pub(crate) const WAKE_BY_BARRIER: u32 = 1;
@@ -141,11 +141,24 @@ pub(crate) struct ChannelInfo {
 /// Words every participant writes, each on its own cache line.
 #[repr(C)]
 pub(crate) struct Hot {
-    /// Next global sequence number (Ordered mode).
-    pub sequence: CacheLine<AtomicU64>,
+    /// The global sequence (Ordered mode).
+    pub sequence: CacheLine<Sequencer>,
     pub wake: CacheLine<WakeWord>,
     /// Publishers waiting for room sleep here; subscribers wake them after releasing.
     pub room: CacheLine<WakeWord>,
+}
+
+/// Ordered mode's global sequence, and which publisher may take numbers alone
+/// (`protocol::take_sequence`, `protocol::join_takers`).
+#[repr(C)]
+pub(crate) struct Sequencer {
+    /// The next number to take.
+    pub next: AtomicU64,
+    /// `SOLE_NOBODY`; the slot + 1 of the publisher that takes numbers alone, with a
+    /// plain load and store instead of a locked add; or `SOLE_SHARED` with the last such
+    /// slot + 1 in its low bits, once numbers are shared (every publisher adds, for the
+    /// rest of the channel's life).
+    pub sole_taker: AtomicU64,
 }
 
 /// The words a handle sleeps on and its peers wake it through (`protocol::wake`): a
@@ -185,6 +198,11 @@ pub(crate) struct Progress {
 
 pub(crate) const PENDING_NONE: u64 = u64::MAX;
 pub(crate) const PENDING_TAKING: u64 = u64::MAX - 1;
+
+/// `Sequencer::sole_taker` while no publisher takes numbers alone (a new channel's zeros).
+pub(crate) const SOLE_NOBODY: u64 = 0;
+/// `Sequencer::sole_taker`'s flag once numbers are shared.
+pub(crate) const SOLE_SHARED: u64 = 1 << 63;
 
 /// What a lossy subscriber of a ring needs to know about what its publisher may have
 /// overwritten (`protocol::overrun`); written by the slot's holder once per limit refresh.
@@ -357,6 +375,7 @@ pub struct RawOffsets {
     pub huge_pages: usize,
     pub name_len: usize,
     pub sequence: usize,
+    pub sole_taker: usize,
     pub publisher_slot: usize,
     pub publisher_slot_size: usize,
     /// Within a publisher slot.
@@ -386,7 +405,8 @@ impl RawOffsets {
             control_len: info + offset_of!(ChannelInfo, control_len),
             huge_pages: info + offset_of!(ChannelInfo, huge_pages),
             name_len: info + offset_of!(ChannelInfo, name_len),
-            sequence: HOT_OFFSET + offset_of!(Hot, sequence),
+            sequence: HOT_OFFSET + offset_of!(Hot, sequence) + offset_of!(Sequencer, next),
+            sole_taker: HOT_OFFSET + offset_of!(Hot, sequence) + offset_of!(Sequencer, sole_taker),
             publisher_slot: layout.publishers_offset,
             publisher_slot_size: size_of::<PublisherSlot>(),
             progress_tail: offset_of!(PublisherSlot, progress) + offset_of!(Progress, tail),
