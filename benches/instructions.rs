@@ -7,6 +7,8 @@
 //!   OrderedMpsc;
 //! - `single` / `batch`: 16 typed 64-byte messages on a FifoMpsc, published by 16 `offer`s
 //!   or by one `offer_batch`, then received by one `drain`;
+//! - `ordered-single` / `ordered-batch`: the same on an OrderedMpsc (what the global
+//!   order costs both sides, the publisher alone taking its numbers);
 //! - `raw-single` / `raw-batch` with `--size N`: the same with raw frames of N bytes, as
 //!   the size sweep of `benches/ipc` sends them;
 //! - `fanout`: 16 typed 64-byte messages by `offer`s on a FifoFanout with one tethered
@@ -31,8 +33,8 @@
 
 use clap::{Parser, ValueEnum};
 use salias::{
-    Bytes, Config, FifoFanout, FifoMpsc, OrderedMpsc, Publisher, RawFifoMpsc, SaliasMessage, Subscriber,
-    config::RawChannel,
+    Bytes, Channel, Config, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedMpsc, Publisher, RawFifoMpsc,
+    SaliasMessage, Subscriber, config::RawChannel, kind::Mode,
 };
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -70,6 +72,8 @@ enum Workload {
     Pair,
     Single,
     Batch,
+    OrderedSingle,
+    OrderedBatch,
     RawSingle,
     RawBatch,
     Fanout,
@@ -81,8 +85,13 @@ fn main() {
     let sum = match cli.workload {
         Workload::Pair => pair(&name, cli.rounds),
         Workload::Single | Workload::Batch => {
-            typed(&config(&name, cli.ring), cli.rounds, cli.workload == Workload::Batch)
+            typed::<Fifo>(&config(&name, cli.ring), cli.rounds, cli.workload == Workload::Batch)
         }
+        Workload::OrderedSingle | Workload::OrderedBatch => typed::<Ordered>(
+            &config(&name, cli.ring),
+            cli.rounds,
+            cli.workload == Workload::OrderedBatch,
+        ),
         Workload::RawSingle | Workload::RawBatch => raw(
             config(&name, cli.ring).max_message_size(cli.size),
             cli.rounds,
@@ -122,9 +131,9 @@ fn pair(name: &str, rounds: u64) -> u64 {
 }
 
 /// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `drain`.
-fn typed(config: &Config, rounds: u64, batched: bool) -> u64 {
-    let channel = FifoMpsc::<Tick>::create(config).unwrap();
-    let (mut publisher, mut subscriber): (Publisher<Tick>, Subscriber<Tick>) =
+fn typed<M: Mode>(config: &Config, rounds: u64, batched: bool) -> u64 {
+    let channel = Channel::<Tick, M, Mpsc>::create(config).unwrap();
+    let (mut publisher, mut subscriber): (Publisher<Tick, M>, Subscriber<Tick, M>) =
         (channel.publisher().unwrap(), channel.subscriber().unwrap());
     let mut batch = [Tick { seq: 0, words: [0; 7] }; BATCH];
     let mut sum = 0u64;

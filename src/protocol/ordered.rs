@@ -255,8 +255,12 @@ pub fn next_in_order<H: RingHeads>(
 ) -> Result<Option<Found<H::At>>, H::Error> {
     let mut step = 0;
     let mut skips = 0;
+    // `ring_after` needs the start in range; a caller's last ring always is.
+    if first_ring >= rings {
+        first_ring = 0;
+    }
     while step < rings {
-        let ring = (first_ring + step) % rings;
+        let ring = super::ring_after(first_ring, step, rings);
         match heads.head_at(ring)? {
             Some((head, at)) if head.sequence == wanted && !head.is_hole() => {
                 return Ok(Some(Found { ring, head, at }));

@@ -236,7 +236,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         let first = self.hot.current.get() + 1;
         let mut recoveries = 0;
         for step in 0..rings {
-            let ring = (first + step) % rings;
+            let ring = protocol::ring_after(first, step, rings);
             loop {
                 match self.look(ring, &mut *dst)? {
                     Look::Frame(Head { len, .. }, frame) => {

@@ -44,7 +44,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         // and only then.
         let last = if self.hot.burst.get() < BURST { rings - 1 } else { rings };
         for step in 1..=last {
-            let ring = (current + step) % rings;
+            let ring = protocol::ring_after(current, step, rings);
             if let Some((Head { len, .. }, frame)) = self.peek_at(ring)? {
                 self.hot.current.set(ring);
                 self.hot.burst.set(1);
