@@ -30,13 +30,38 @@ impl JsonLines {
     }
 
     /// Creates `<dir>/<prefix><unix seconds>.jsonl`, and `dir` if needed: the name every
-    /// harness gives its raw data.
+    /// harness gives its raw data. A run started in the same second as another never
+    /// overwrites its data: it takes `<prefix><unix seconds>-2.jsonl`, `-3`, and so on.
     pub fn create_stamped(dir: &Path, prefix: &str) -> Result<JsonLines, JsonLinesError> {
         std::fs::create_dir_all(dir).map_err(|source| JsonLinesError {
             path: dir.to_owned(),
             source: source.into(),
         })?;
-        JsonLines::create(dir.join(format!("{prefix}{}.jsonl", unix_seconds())))
+        let stamp = unix_seconds();
+        let mut attempt = 1;
+        loop {
+            let suffix = if attempt == 1 {
+                String::new()
+            } else {
+                format!("-{attempt}")
+            };
+            let path = dir.join(format!("{prefix}{stamp}{suffix}.jsonl"));
+            match File::create_new(&path) {
+                Ok(file) => {
+                    return Ok(JsonLines {
+                        out: BufWriter::new(file),
+                        path,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
+                Err(source) => {
+                    return Err(JsonLinesError {
+                        path,
+                        source: source.into(),
+                    });
+                }
+            }
+        }
     }
 
     /// Where it is being written.
