@@ -6,7 +6,7 @@ use crate::config::{Config, Creates};
 use crate::error::Result;
 use crate::kind::{Fanout, Fifo, KindMarker, Mode, Mpsc, MultiSubscriber, Ordered, Topology};
 use crate::message::Frame;
-use crate::message::{Bytes, Payload};
+use crate::message::{Bytes, MessageType, Payload};
 use crate::publisher::Publisher;
 pub use crate::region::Recovered;
 use crate::region::{self, Kind, Ownership, Shared};
@@ -59,7 +59,7 @@ pub type RawOrderedMpsc = OrderedMpsc<Bytes>;
 pub type RawOrderedFanout = OrderedFanout<Bytes>;
 
 impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
-    fn kind(any_type: bool) -> Kind {
+    fn kind(any_type: bool) -> Kind<'static> {
         Kind {
             mode: M::ID,
             topology: K::ID,
@@ -67,6 +67,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
             frame_align: Frame::<T, M>::ALIGN,
             header_len: Frame::<T, M>::HEADER,
             fingerprint: T::FINGERPRINT,
+            type_name: T::FINGERPRINT.name,
             any_type,
         }
     }
@@ -375,6 +376,80 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
             ownership: None,
             _marker: KindMarker::default(),
         })
+    }
+}
+
+impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
+    /// Creates a channel of the message type `message_type` describes, with raw-byte
+    /// handles: every message is exactly `message_type.size()` bytes, and `connect`
+    /// checks other processes' types against it as against a derived Rust type with the
+    /// same fields. For programs that describe their types at run time (C, C++, Python,
+    /// tools); a Rust program uses its `#[derive(SaliasMessage)]` type instead.
+    ///
+    /// ```
+    /// use salias::message::{Field, MessageType};
+    /// # let name = format!("doc-create-typed-{}", std::process::id());
+    /// let tick = MessageType::new("Tick", 8, 8, 0, vec![Field::new("seq", "u64", 0, 8)])?;
+    /// let channel = salias::RawFifoMpsc::create_typed(&salias::Config::new(&name), &tick)?;
+    /// let mut publisher = channel.publisher()?;
+    /// publisher.offer(&7u64.to_ne_bytes())?;
+    /// // A message of another size is refused, nothing written.
+    /// assert!(matches!(
+    ///     publisher.offer(&[0u8; 4]),
+    ///     Err(salias::PublishError::WrongMessageSize { len: 4, expected: 8 })
+    /// ));
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn create_typed(config: &Config, message_type: &MessageType) -> Result<Self> {
+        let (shared, ownership) = region::create(config, Self::described_kind(message_type))?;
+        Ok(Channel {
+            shared: Arc::new(shared),
+            ownership: Some(ownership),
+            _marker: KindMarker::default(),
+        })
+    }
+
+    /// Connects to a channel, checking that it carries the message type `message_type`
+    /// describes (and is this kind), as [`connect`](Channel::connect) checks a derived type.
+    ///
+    /// ```
+    /// use salias::message::MessageType;
+    /// # use salias::{Config, SaliasMessage};
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy)]
+    /// #[repr(C)]
+    /// struct Tick { seq: u64 }
+    /// # let name = format!("doc-connect-typed-{}", std::process::id());
+    /// let _owner = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let raw = salias::RawFifoMpsc::connect_typed(&name, &MessageType::of::<Tick>())?;
+    /// # let _ = raw;
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn connect_typed(name: &str, message_type: &MessageType) -> Result<Self> {
+        Self::connect_typed_with(name, message_type, &Trust::default())
+    }
+
+    /// Like [`connect_typed`](Self::connect_typed), accepting channels of the users `trust`
+    /// names.
+    pub fn connect_typed_with(name: &str, message_type: &MessageType, trust: &Trust) -> Result<Self> {
+        let shared = region::connect(name, Self::described_kind(message_type), trust)?;
+        Ok(Channel {
+            shared: Arc::new(shared),
+            ownership: None,
+            _marker: KindMarker::default(),
+        })
+    }
+
+    /// A raw-byte handle's kind, carrying `message_type`: its frames are a raw channel's,
+    /// which a type aligned to at most `MAX_DESCRIBED_ALIGN` shares with its derived twin.
+    fn described_kind(message_type: &MessageType) -> Kind<'_> {
+        const { assert!(Frame::<Bytes, M>::ALIGN >= crate::message::MAX_DESCRIBED_ALIGN) };
+        Kind {
+            fixed_len: Some(message_type.size()),
+            fingerprint: message_type.fingerprint(),
+            type_name: message_type.name(),
+            ..Self::kind(false)
+        }
     }
 }
 

@@ -143,6 +143,14 @@ pub enum TrustProblem {
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
+    /// A message type described at run time ([`MessageType::new`](crate::message::MessageType::new))
+    /// has a layout no channel can carry.
+    InvalidMessageType {
+        /// The type's name as given.
+        name: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
     /// A channel name is not valid.
     InvalidName {
         /// The name as given (lossy if it was not UTF-8 printable).
@@ -369,6 +377,7 @@ impl Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let variant = match self {
+            Error::InvalidMessageType { .. } => "InvalidMessageType",
             Error::InvalidName { .. } => "InvalidName",
             Error::InvalidConfig { .. } => "InvalidConfig",
             Error::NotFound { .. } => "NotFound",
@@ -418,6 +427,7 @@ impl fmt::Display for Error {
                 }
             }
             Error::InvalidConfig { field, reason } => write!(f, "invalid config `{field}`: {reason}"),
+            Error::InvalidMessageType { name, reason } => write!(f, "invalid message type {name:?}: {reason}"),
             Error::NotFound { name } => write!(
                 f,
                 "no channel named {name:?} exists; create it first with `create`, or check the name"

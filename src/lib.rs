@@ -43,8 +43,9 @@
 //!   `recv_timeout`, handing out [`Received`] views) and [`LossySubscriber`]; what else a
 //!   receive reports (origin, losses, gaps) is in [`receive`].
 //! - **Messages**: [`Message`] (zerocopy's plain-data traits plus a fingerprint), derived
-//!   with [`SaliasMessage`], or raw [`Bytes`]; [`zerocopy`] re-exported; the fingerprint
-//!   and the payload trait in [`message`].
+//!   with [`SaliasMessage`], or raw [`Bytes`]; [`zerocopy`] re-exported; the fingerprint,
+//!   the payload trait and [`MessageType`](message::MessageType) (a type described at run
+//!   time, as C, C++ and Python programs describe theirs) in [`message`].
 //! - **Kinds**: [`Fifo`] or [`Ordered`] × [`Mpsc`] or [`Fanout`]; the traits behind them in
 //!   [`kind`].
 //! - **Configuration**: [`Config`]; huge pages, name rules and limits in [`config`].

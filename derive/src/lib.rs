@@ -229,20 +229,21 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
 
             // `Message` follows from this and zerocopy's traits (`salias::Message`).
             impl #private::DerivedMessage for #ident {
+                const FIELDS: &'static [#private::FieldLayout] = &[
+                    #(
+                        #private::FieldLayout {
+                            name: #field_names,
+                            ty: #labels,
+                            offset: ::core::mem::offset_of!(#ident, #members),
+                            size: ::core::mem::size_of::<#types>(),
+                        },
+                    )*
+                ];
                 const FINGERPRINT: #private::Fingerprint = #private::Fingerprint::of_fields(
                     #type_name,
                     ::core::mem::size_of::<#ident>(),
                     ::core::mem::align_of::<#ident>(),
-                    &[
-                        #(
-                            #private::FieldLayout {
-                                name: #field_names,
-                                ty: #labels,
-                                offset: ::core::mem::offset_of!(#ident, #members),
-                                size: ::core::mem::size_of::<#types>(),
-                            },
-                        )*
-                    ],
+                    <Self as #private::DerivedMessage>::FIELDS,
                     #version,
                 );
             }

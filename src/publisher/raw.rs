@@ -114,12 +114,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn claim(&mut self, len: usize) -> Result<ClaimBytes<'_, M, K>, PublishError> {
-        if len > self.max_len {
-            return Err(PublishError::MessageTooLarge {
-                len,
-                max: self.max_len as u32,
-            });
-        }
+        self.check_len(len)?;
         let pos = self.reserve(Frame::<Bytes, M>::len(len) as u64)?;
         Ok(ClaimBytes {
             pos,
@@ -171,6 +166,16 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
             return Err(PublishError::MessageTooLarge {
                 len,
                 max: self.len as u32,
+            });
+        }
+        // A typed channel's messages are all the type's size (raw handles on one:
+        // `connect_as_bytes`, `connect_typed`), whatever the claim reserved.
+        if let Some(fixed) = self.publisher.shared.fixed_len
+            && len != fixed
+        {
+            return Err(PublishError::WrongMessageSize {
+                len,
+                expected: fixed as u32,
             });
         }
         let sequence = self.publisher.take_sequence(1);

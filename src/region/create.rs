@@ -317,7 +317,7 @@ pub(super) fn record(
 ) -> ChannelInfo {
     let name = config.name.as_str();
     let fp = kind.fingerprint;
-    let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(fp.name.as_bytes());
+    let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(kind.type_name.as_bytes());
     let (name_bytes, name_len) = copy_into::<MAX_NAME_LEN>(name.as_bytes());
     let dir = match ring_store {
         RingStore::HugeFile(path) => path.parent().map(|p| p.as_os_str().as_encoded_bytes().to_vec()),

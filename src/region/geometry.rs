@@ -385,7 +385,7 @@ mod tests {
     use crate::region::object::RingStore;
     use crate::wire::frame::round_up;
 
-    fn kind(mode: u32, header: usize, topology: u32, fixed_len: Option<usize>) -> Kind {
+    fn kind(mode: u32, header: usize, topology: u32, fixed_len: Option<usize>) -> Kind<'static> {
         let (frame_align, fingerprint) = match fixed_len {
             Some(len) => {
                 let field = FieldLayout {
@@ -405,6 +405,7 @@ mod tests {
             frame_align,
             header_len: round_up(header, frame_align),
             fingerprint,
+            type_name: fingerprint.name,
             any_type: false,
         }
     }

@@ -47,19 +47,22 @@ use crate::wire::control::ControlBlock;
 
 /// What a handle's type says the channel must be; built from the generic parameters.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Kind {
+pub(crate) struct Kind<'t> {
     pub mode: u32,
     pub topology: u32,
     /// `Some(size)` for typed channels.
     pub fixed_len: Option<usize>,
     pub frame_align: usize,
     pub header_len: usize,
+    /// The message type's size, alignment, layout hash and version (its `name` unused).
     pub fingerprint: Fingerprint,
+    /// The message type's name: a derived type's `Fingerprint::name`, or a described one's.
+    pub type_name: &'t str,
     /// Accept any message type (explicit raw view of a typed channel).
     pub any_type: bool,
 }
 
-impl Kind {
+impl Kind<'_> {
     fn name(&self) -> String {
         format!("{}{}", mode_name(self.mode), topology_name(self.topology))
     }

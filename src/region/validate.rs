@@ -80,12 +80,12 @@ pub(super) fn check_kind(name: &str, info: &ChannelInfo, kind: Kind) -> Result<(
         name: "",
         ..kind.fingerprint
     };
-    let names_match = type_name == kind.fingerprint.name;
+    let names_match = type_name == kind.type_name;
     if !kind.any_type && (stored != requested || !names_match) {
         return Err(Error::TypeMismatch {
             name: name.to_owned(),
             channel_type: stored.describe(&type_name),
-            requested_type: kind.fingerprint.describe(kind.fingerprint.name),
+            requested_type: kind.fingerprint.describe(kind.type_name),
         });
     }
     if info.frame_align as usize != kind.frame_align {

@@ -1,7 +1,12 @@
 //! What a channel carries: fixed-layout typed messages ([`Message`], derived with
-//! `#[derive(SaliasMessage)]`) or variable-length raw bytes ([`Bytes`]).
+//! `#[derive(SaliasMessage)]`, or described at run time as a [`MessageType`]) or
+//! variable-length raw bytes ([`Bytes`]).
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+mod described;
+
+pub use described::{Field, MAX_DESCRIBED_ALIGN, MessageType};
 
 use crate::fnv;
 use crate::kind::Mode;
@@ -57,6 +62,9 @@ use derived::{DerivedMessage, FieldLayout};
 pub trait Message: FromBytes + IntoBytes + Immutable + KnownLayout + Sized + Send + Sync + 'static {
     /// The type's identity across processes, checked when a process connects.
     const FINGERPRINT: Fingerprint;
+    /// The fields the fingerprint was computed from ([`MessageType::of`] describes them).
+    #[doc(hidden)]
+    const FIELDS: &'static [FieldLayout];
 }
 
 // Not recommended in diagnostics: a type that is not a message is then reported with
@@ -72,6 +80,7 @@ where
         assert!(fingerprint.size as usize == size_of::<T>() && fingerprint.align as usize == align_of::<T>());
         fingerprint
     };
+    const FIELDS: &'static [FieldLayout] = <T as DerivedMessage>::FIELDS;
 }
 
 /// Marker for a raw byte channel: variable-length frames up to the configured maximum.
@@ -114,6 +123,22 @@ const fn fnv_u64(hash: u64, value: u64) -> u64 {
     fnv::hash(hash, &value.to_le_bytes())
 }
 
+/// The layout hash's start: the type's name, size and alignment.
+const fn hash_type(name: &str, size: usize, align: usize) -> u64 {
+    let hash = fnv::hash(fnv::OFFSET, name.as_bytes());
+    fnv_u64(fnv_u64(hash, size as u64), align as u64)
+}
+
+/// The layout hash after one more field: its name, type label, offset and size. The one
+/// formula for derived ([`Fingerprint::of_fields`]) and described ([`MessageType`]) types.
+const fn hash_field(hash: u64, name: &str, ty: &str, offset: usize, size: usize) -> u64 {
+    let mut hash = fnv::hash(hash, name.as_bytes());
+    hash = fnv::hash(hash, b":");
+    hash = fnv::hash(hash, ty.as_bytes());
+    hash = fnv_u64(hash, offset as u64);
+    fnv_u64(hash, size as u64)
+}
+
 impl Fingerprint {
     /// Builds a fingerprint at compile time from a type's fields; used by the derive.
     #[doc(hidden)]
@@ -124,17 +149,11 @@ impl Fingerprint {
         fields: &[FieldLayout],
         schema_version: u32,
     ) -> Fingerprint {
-        let mut hash = fnv::hash(fnv::OFFSET, name.as_bytes());
-        hash = fnv_u64(hash, size as u64);
-        hash = fnv_u64(hash, align as u64);
+        let mut hash = hash_type(name, size, align);
         let mut i = 0;
         while i < fields.len() {
             let field = &fields[i];
-            hash = fnv::hash(hash, field.name.as_bytes());
-            hash = fnv::hash(hash, b":");
-            hash = fnv::hash(hash, field.ty.as_bytes());
-            hash = fnv_u64(hash, field.offset as u64);
-            hash = fnv_u64(hash, field.size as u64);
+            hash = hash_field(hash, field.name, field.ty, field.offset, field.size);
             i += 1;
         }
         Fingerprint {
@@ -246,6 +265,8 @@ pub(crate) mod derived {
     pub trait DerivedMessage {
         /// The fingerprint computed by the derive.
         const FINGERPRINT: Fingerprint;
+        /// The fields it was computed from.
+        const FIELDS: &'static [FieldLayout];
     }
 
     /// What the derive asks of the type itself, checked at the derive so that a type missing
