@@ -84,7 +84,8 @@ pub(crate) trait PublisherOps: Send {
     fn claim(&mut self, len: usize) -> Result<Option<*mut u8>, Failure>;
     fn commit(&mut self, len: Option<usize>) -> Result<salias_code, Failure>;
     fn abandon(&mut self) -> Result<salias_code, Failure>;
-    fn readiness_fd(&self) -> RawFd;
+    /// The readiness descriptor, made on first use (BUSY if first asked for while borrowed).
+    fn readiness_fd(&mut self) -> Result<RawFd, Failure>;
     fn fault(&self) -> Option<Error>;
     fn published(&self) -> Result<u64, Failure>;
     fn slot(&self) -> Result<usize, Failure>;
@@ -96,7 +97,8 @@ pub(crate) trait SubscriberOps: Send {
     fn recv(&mut self, timeout: Option<Duration>) -> Result<View, Failure>;
     fn release(&mut self) -> Result<salias_code, Failure>;
     fn drain(&mut self, max: usize, handle: &mut dyn FnMut(View)) -> Result<usize, Failure>;
-    fn readiness_fd(&self) -> RawFd;
+    /// The readiness descriptor, made on first use (BUSY if first asked for while borrowed).
+    fn readiness_fd(&mut self) -> Result<RawFd, Failure>;
     fn received(&self) -> Result<u64, Failure>;
     fn slot(&self) -> Result<usize, Failure>;
     fn live_publishers(&self) -> Result<u32, Failure>;
@@ -139,7 +141,9 @@ struct Pub<M: Mode, K: Topology> {
     /// Declared first, so dropped before the publisher it borrows.
     claim: Option<ClaimBytes<'static, M, K>>,
     publisher: NonNull<Publisher<Bytes, M, K>>,
-    fd: RawFd,
+    /// Taken on first request only: a handle whose descriptor was taken is watched, and
+    /// arms its watcher (system calls) on every refused offer or empty look.
+    fd: Option<RawFd>,
 }
 
 // SAFETY: `Pub` owns its publisher (a `Box` in all but name) and the claim borrowing it;
@@ -148,11 +152,10 @@ unsafe impl<M: Mode, K: Topology> Send for Pub<M, K> where Publisher<Bytes, M, K
 
 impl<M: Mode, K: Topology> Pub<M, K> {
     fn new(publisher: Publisher<Bytes, M, K>) -> Self {
-        let fd = publisher.as_raw_fd();
         Pub {
             claim: None,
             publisher: NonNull::from(Box::leak(Box::new(publisher))),
-            fd,
+            fd: None,
         }
     }
 
@@ -269,8 +272,13 @@ where
         Ok(SALIAS_OK)
     }
 
-    fn readiness_fd(&self) -> RawFd {
-        self.fd
+    fn readiness_fd(&mut self) -> Result<RawFd, Failure> {
+        if let Some(fd) = self.fd {
+            return Ok(fd);
+        }
+        let fd = self.shared()?.as_raw_fd();
+        self.fd = Some(fd);
+        Ok(fd)
     }
 
     fn fault(&self) -> Option<Error> {
@@ -295,7 +303,8 @@ struct Sub<M: Mode, K: Topology> {
     /// Declared first, so dropped before the subscriber it borrows.
     held: Option<salias::ReceivedBytes<'static, M, K>>,
     subscriber: NonNull<Subscriber<Bytes, M, K>>,
-    fd: RawFd,
+    /// As `Pub::fd`.
+    fd: Option<RawFd>,
 }
 
 // SAFETY: as for `Pub`.
@@ -303,11 +312,10 @@ unsafe impl<M: Mode, K: Topology> Send for Sub<M, K> where Subscriber<Bytes, M, 
 
 impl<M: Mode, K: Topology> Sub<M, K> {
     fn new(subscriber: Subscriber<Bytes, M, K>) -> Self {
-        let fd = subscriber.as_raw_fd();
         Sub {
             held: None,
             subscriber: NonNull::from(Box::leak(Box::new(subscriber))),
-            fd,
+            fd: None,
         }
     }
 
@@ -392,8 +400,13 @@ where
         result.map_err(|error| self.explain(error))
     }
 
-    fn readiness_fd(&self) -> RawFd {
-        self.fd
+    fn readiness_fd(&mut self) -> Result<RawFd, Failure> {
+        if let Some(fd) = self.fd {
+            return Ok(fd);
+        }
+        let fd = self.shared()?.as_raw_fd();
+        self.fd = Some(fd);
+        Ok(fd)
     }
 
     fn received(&self) -> Result<u64, Failure> {

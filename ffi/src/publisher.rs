@@ -252,7 +252,9 @@ pub extern "C" fn salias_publisher_abandon(publisher: *mut salias_publisher) -> 
 
 /// The publisher's readiness descriptor: readable when a send waiting for room could
 /// proceed, for `poll`, `epoll` or an event loop. Stores it in `*fd`; it stays the
-/// publisher's (do not close it).
+/// publisher's (do not close it). Made on the first call (`SALIAS_ERROR_BUSY` if that call
+/// comes while a claim is held): from then on every refused offer arms it, a few system
+/// calls, so a publisher that never waits in an event loop should not ask for it.
 ///
 /// # Safety
 /// `fd` points to a writable `int`.
@@ -264,7 +266,7 @@ pub unsafe extern "C" fn salias_publisher_fd(
     call("salias_publisher_fd", || {
         // SAFETY: the caller's contract.
         let place = unsafe { out(fd, "fd") }?;
-        *place = self::publisher(publisher)?.readiness_fd();
+        *place = self::publisher(publisher)?.readiness_fd()?;
         Ok(SALIAS_OK)
     })
 }

@@ -215,7 +215,10 @@ pub unsafe extern "C" fn salias_subscriber_drain_into(
 
 /// The subscriber's readiness descriptor: readable when a message may be waiting, for
 /// `poll`, `epoll` or an event loop (then `salias_subscriber_try_recv` until
-/// `SALIAS_EMPTY`). Stores it in `*fd`; it stays the subscriber's (do not close it).
+/// `SALIAS_EMPTY`). Stores it in `*fd`; it stays the subscriber's (do not close it). Made
+/// on the first call (`SALIAS_ERROR_BUSY` if that call comes while a message is held): from
+/// then on every empty look arms it, a few system calls, so a subscriber that spins should
+/// not ask for it.
 ///
 /// # Safety
 /// `fd` points to a writable `int`.
@@ -227,7 +230,7 @@ pub unsafe extern "C" fn salias_subscriber_fd(
     call("salias_subscriber_fd", || {
         // SAFETY: the caller's contract.
         let place = unsafe { out(fd, "fd") }?;
-        *place = self::subscriber(subscriber)?.readiness_fd();
+        *place = self::subscriber(subscriber)?.readiness_fd()?;
         Ok(SALIAS_OK)
     })
 }

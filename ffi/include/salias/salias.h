@@ -560,7 +560,9 @@ salias_code salias_publisher_abandon(salias_publisher *publisher);
 
 // The publisher's readiness descriptor: readable when a send waiting for room could
 // proceed, for `poll`, `epoll` or an event loop. Stores it in `*fd`; it stays the
-// publisher's (do not close it).
+// publisher's (do not close it). Made on the first call (`SALIAS_ERROR_BUSY` if that call
+// comes while a claim is held): from then on every refused offer arms it, a few system
+// calls, so a publisher that never waits in an event loop should not ask for it.
 //
 // # Safety
 // `fd` points to a writable `int`.
@@ -645,7 +647,10 @@ salias_code salias_subscriber_drain_into(salias_subscriber *subscriber,
 
 // The subscriber's readiness descriptor: readable when a message may be waiting, for
 // `poll`, `epoll` or an event loop (then `salias_subscriber_try_recv` until
-// `SALIAS_EMPTY`). Stores it in `*fd`; it stays the subscriber's (do not close it).
+// `SALIAS_EMPTY`). Stores it in `*fd`; it stays the subscriber's (do not close it). Made
+// on the first call (`SALIAS_ERROR_BUSY` if that call comes while a message is held): from
+// then on every empty look arms it, a few system calls, so a subscriber that spins should
+// not ask for it.
 //
 // # Safety
 // `fd` points to a writable `int`.

@@ -217,10 +217,12 @@ void holding_and_claiming_are_states() {
   CHECK_CODE(salias_publisher_offer_batch(publisher, bad_batch, 1, &published), SALIAS_ERROR_INVALID_ARGUMENT);
   CHECK_CODE(salias_subscriber_recv(subscriber, -1, &message), SALIAS_OK);
   CHECK(message.len == 3 && std::memcmp(message.data, "one", 3) == 0);
+  // The descriptor is made on first request, which needs the subscriber free.
+  int fd = -1;
+  CHECK_CODE(salias_subscriber_fd(subscriber, &fd), SALIAS_ERROR_BUSY);
   CHECK_CODE(salias_subscriber_release(subscriber), SALIAS_OK);
 
   // The readiness descriptors are open descriptors.
-  int fd = -1;
   CHECK_CODE(salias_subscriber_fd(subscriber, &fd), SALIAS_OK);
   CHECK(fd >= 0 && fcntl(fd, F_GETFD) != -1);
   CHECK_CODE(salias_publisher_fd(publisher, &fd), SALIAS_OK);
