@@ -14,18 +14,35 @@ thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
 }
 
-/// Why a call failed: its code, and the sentence `salias_last_error()` returns.
-pub(crate) struct Failure {
+/// Why a call failed: its code, and the sentence `salias_last_error()` returns. Boxed, so
+/// that a hot path's `Result<_, Failure>` is two words returned in registers.
+pub(crate) struct Failure(Box<Why>);
+
+pub(crate) struct Why {
     pub code: salias_code,
     pub message: String,
 }
 
+impl std::ops::Deref for Failure {
+    type Target = Why;
+    fn deref(&self) -> &Why {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Failure {
+    fn deref_mut(&mut self) -> &mut Why {
+        &mut self.0
+    }
+}
+
 impl Failure {
+    #[cold]
     pub(crate) fn new(code: salias_code, message: impl Into<String>) -> Failure {
-        Failure {
+        Failure(Box::new(Why {
             code,
             message: message.into(),
-        }
+        }))
     }
 
     pub(crate) fn argument(message: impl Into<String>) -> Failure {
@@ -56,25 +73,34 @@ pub(crate) type Outcome = Result<salias_code, Failure>;
 /// Runs an exported function's body: its code, or the failure's code with the sentence
 /// kept for this thread; a panic is caught (unwinding into C is undefined behaviour) and
 /// reported as `SALIAS_ERROR_PANIC`.
+#[inline(always)]
 pub(crate) fn call(function: &'static str, body: impl FnOnce() -> Outcome) -> salias_code {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(code)) => code,
-        Ok(Err(failure)) => {
-            set_last_error(format!("{function}: {}", failure.message));
-            failure.code
-        }
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_owned());
-            set_last_error(format!(
-                "{function} panicked inside salias ({what}); this is a bug: please report it. The handle may be unusable"
-            ));
-            SALIAS_ERROR_PANIC
-        }
+        Ok(Err(failure)) => failed(function, failure),
+        Err(payload) => panicked(function, payload),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn failed(function: &'static str, failure: Failure) -> salias_code {
+    set_last_error(format!("{function}: {}", failure.message));
+    failure.code
+}
+
+#[cold]
+#[inline(never)]
+fn panicked(function: &'static str, payload: Box<dyn std::any::Any + Send>) -> salias_code {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    set_last_error(format!(
+        "{function} panicked inside salias ({what}); this is a bug: please report it. The handle may be unusable"
+    ));
+    SALIAS_ERROR_PANIC
 }
 
 fn set_last_error(message: String) {

@@ -53,6 +53,7 @@ static ALLOCATOR: Mutex<Allocator> = Mutex::new(Allocator {
     next: 0,
 });
 
+#[inline(always)]
 fn slot(index: usize) -> Option<&'static Slot> {
     let chunk = TABLE.get(index / CHUNK)?.load(Ordering::Acquire);
     if chunk.is_null() {
@@ -110,26 +111,31 @@ pub(crate) fn insert<H>(object: Object) -> Result<*mut H, Failure> {
     Ok(std::ptr::without_provenance_mut(token(index, generation)))
 }
 
-/// The live slot a token names.
+/// The live slot a token names. Inlined into every call: it is on each one's way in.
+#[inline(always)]
 fn live<H>(handle: *mut H, role: &str) -> Result<&'static Slot, Failure> {
-    let bad = |why: &str| Failure::new(SALIAS_ERROR_BAD_HANDLE, format!("the {role} handle {handle:p} {why}"));
     if handle.is_null() {
-        return Err(bad("is null"));
+        return Err(bad(handle, role, "is null"));
     }
     let token = handle.addr() as u64;
     let (index, generation) = ((token >> 32).wrapping_sub(1), token as u32);
-    let slot = usize::try_from(index)
-        .ok()
-        .and_then(slot)
-        .ok_or_else(|| bad("was never made by salias"))?;
+    let Some(slot) = usize::try_from(index).ok().and_then(slot) else {
+        return Err(bad(handle, role, "was never made by salias"));
+    };
     if generation % 2 == 0 {
-        return Err(bad("was never made by salias"));
+        return Err(bad(handle, role, "was never made by salias"));
     }
     // SYNC POINT slot-live: Acquire, paired with `insert`'s Release.
     if slot.generation.load(Ordering::Acquire) != generation {
-        return Err(bad("was freed (or was never made by salias)"));
+        return Err(bad(handle, role, "was freed (or was never made by salias)"));
     }
     Ok(slot)
+}
+
+#[cold]
+#[inline(never)]
+fn bad<H>(handle: *mut H, role: &str, why: &str) -> Failure {
+    Failure::new(SALIAS_ERROR_BAD_HANDLE, format!("the {role} handle {handle:p} {why}"))
 }
 
 /// The object a live token names, if it is the role `role` accepts.
@@ -138,6 +144,7 @@ fn live<H>(handle: *mut H, role: &str) -> Result<&'static Slot, Failure> {
 /// The header's contract: a handle is used by one thread at a time and not freed while a
 /// call uses it. The caller drops the reference before its call returns, so it is the
 /// only reference to the object while it lives.
+#[inline(always)]
 pub(crate) unsafe fn get<'a, H, R>(
     handle: *mut H,
     role: &'static str,
@@ -150,14 +157,23 @@ where
     // SAFETY: the slot is live (checked above), so its object is initialised and stays
     // until the handle is freed, which the caller's contract forbids while the reference
     // lives; one thread at a time uses a handle, so no other reference to it exists.
-    let object = unsafe { (*slot.object.get()).as_mut() }.expect("a live slot holds an object");
+    let Some(object) = (unsafe { (*slot.object.get()).as_mut() }) else {
+        unreachable!("a live slot holds an object")
+    };
     let found = object.role();
-    pick(object).ok_or_else(|| {
-        Failure::new(
-            SALIAS_ERROR_BAD_HANDLE,
-            format!("the handle {handle:p} is {found}, not {role}"),
-        )
-    })
+    match pick(object) {
+        Some(picked) => Ok(picked),
+        None => Err(mistyped(handle, found, role)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn mistyped<H>(handle: *mut H, found: &str, role: &str) -> Failure {
+    Failure::new(
+        SALIAS_ERROR_BAD_HANDLE,
+        format!("the handle {handle:p} is {found}, not {role}"),
+    )
 }
 
 /// Frees the object a live token names, if it is of the role `is_role` accepts; a second

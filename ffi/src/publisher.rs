@@ -25,6 +25,7 @@ pub struct salias_bytes {
     pub len: usize,
 }
 
+#[inline(always)]
 fn publisher<'a>(handle: *mut salias_publisher) -> Result<&'a mut dyn PublisherOps, Failure> {
     // SAFETY: every exported function uses the reference within its call only, and the
     // header's contract keeps other threads and frees off the handle meanwhile.

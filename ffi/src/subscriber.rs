@@ -46,6 +46,7 @@ impl From<View> for salias_message {
     }
 }
 
+#[inline(always)]
 fn subscriber<'a>(handle: *mut salias_subscriber) -> Result<&'a mut dyn SubscriberOps, Failure> {
     // SAFETY: every exported function uses the reference within its call only, and the
     // header's contract keeps other threads and frees off the handle meanwhile.
