@@ -279,7 +279,11 @@ fn sixty_four_watched_subscribers_share_one_watcher() {
             }
             // The last subscriber stops and joins the watcher.
             drop(subscribers);
-            assert_eq!(threads_settled_to(before), before, "the watcher outlived its subscribers");
+            assert_eq!(
+                threads_settled_to(before),
+                before,
+                "the watcher outlived its subscribers"
+            );
         }
         _ => {
             let child = spawn(TEST, "watchers", &[]);
