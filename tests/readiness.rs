@@ -224,6 +224,7 @@ fn threads() -> usize {
 /// The thread count once it has come down to `expected`, or after 10 s what it is then: a
 /// joined thread's task can stay listed in /proc for a moment after the join returns (the
 /// kernel clears the joiner's word before it reaps the task), longer on a loaded machine.
+#[cfg(target_os = "linux")]
 fn threads_settled_to(expected: usize) -> usize {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
