@@ -9,7 +9,7 @@ use crate::message::Frame;
 use crate::message::{Bytes, MessageType, Payload};
 use crate::publisher::Publisher;
 pub use crate::region::Recovered;
-use crate::region::{self, Kind, Ownership, Shared};
+use crate::region::{self, Fields, Kind, Ownership, Shared};
 use crate::subscriber::{LossySubscriber, Subscriber};
 use crate::trust::Trust;
 
@@ -68,6 +68,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
             header_len: Frame::<T, M>::HEADER,
             fingerprint: T::FINGERPRINT,
             type_name: T::FINGERPRINT.name,
+            fields: Fields::Derived(T::FIELDS),
             any_type,
         }
     }
@@ -448,6 +449,7 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
             fixed_len: Some(message_type.size()),
             fingerprint: message_type.fingerprint(),
             type_name: message_type.name(),
+            fields: Fields::Described(message_type.fields()),
             ..Self::kind(false)
         }
     }

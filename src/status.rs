@@ -10,9 +10,10 @@ use std::sync::atomic::Ordering;
 
 use crate::error::{Error, Result};
 use crate::kind::{Fanout, Fifo, Mode, Ordered, Topology, mode_name, topology_name};
-use crate::message::Fingerprint;
+use crate::message::{Field, Fingerprint, MessageType};
 use crate::platform;
 use crate::trust::Trust;
+use crate::wire::fields;
 use crate::wire::frame::round_up;
 use crate::wire::layout::{
     CURSOR_IDLE, CURSOR_UNTETHERED, MAX_TYPE_NAME_LEN, PENDING_NONE, PENDING_TAKING, SLOT_FREE, SUBSCRIBER_DEMOTED,
@@ -257,6 +258,10 @@ pub struct ChannelStatus {
 /// let recorded = salias::status::channel_status(&name)?.recorded_type.expect("a typed channel");
 /// assert!(recorded.is(&Tick::FINGERPRINT));
 /// assert!(recorded.to_string().starts_with("`Tick` (schema v0, 8 bytes, align 8, layout "));
+/// // Its fields, as a program in another language or a tool lays the messages out.
+/// let described = recorded.message_type().expect("its fields were recorded");
+/// assert_eq!(described.fields()[0].name, "seq");
+/// assert_eq!(described, salias::message::MessageType::of::<Tick>());
 /// # Ok::<(), salias::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -271,9 +276,30 @@ pub struct RecordedType {
     pub layout_hash: u64,
     /// Its schema version.
     pub schema_version: u32,
+    /// Its fields in offset order, as the creator recorded them; `None` when it recorded
+    /// none (a type whose field names and labels exceed the control block's 2 KiB table)
+    /// or what it recorded does not hash to the layout hash (damaged or forged).
+    pub fields: Option<Vec<Field>>,
 }
 
 impl RecordedType {
+    /// The type as a [`MessageType`], for connecting with
+    /// [`connect_typed`](crate::Channel::connect_typed) or laying out its messages (a
+    /// Python dtype, a C struct, a tool's columns); `None` when no field table was
+    /// recorded (see [`fields`](Self::fields)).
+    pub fn message_type(&self) -> Option<MessageType> {
+        let fields = self.fields.clone()?;
+        let described = MessageType::new(
+            self.name.clone(),
+            self.size as usize,
+            self.align as usize,
+            self.schema_version,
+            fields,
+        )
+        .ok()?;
+        (described.layout_hash() == self.layout_hash).then_some(described)
+    }
+
     /// Whether `fingerprint` is this type: what `connect` requires.
     pub fn is(&self, fingerprint: &Fingerprint) -> bool {
         self.name == fingerprint.name
@@ -456,12 +482,25 @@ pub fn channel_status_with(name: &str, trust: &Trust) -> Result<ChannelStatus> {
             record.size as usize,
         )
     });
-    let recorded_type = (record.layout_hash != 0).then(|| RecordedType {
-        name: String::from_utf8_lossy(&record.name[..(record.name_len as usize).min(MAX_TYPE_NAME_LEN)]).into_owned(),
-        size: record.size,
-        align: record.align,
-        layout_hash: record.layout_hash,
-        schema_version: record.schema_version,
+    let recorded_type = (record.layout_hash != 0).then(|| {
+        let mut recorded = RecordedType {
+            name: String::from_utf8_lossy(&record.name[..(record.name_len as usize).min(MAX_TYPE_NAME_LEN)])
+                .into_owned(),
+            size: record.size,
+            align: record.align,
+            layout_hash: record.layout_hash,
+            schema_version: record.schema_version,
+            fields: fields::decode(&record.field_table, record.field_table_len).map(|fields| {
+                (fields.into_iter())
+                    .map(|(name, ty, offset, size)| Field::new(name, ty, offset, size))
+                    .collect()
+            }),
+        };
+        // Trusted only if it is the table of the type the fingerprint names.
+        if recorded.message_type().is_none() {
+            recorded.fields = None;
+        }
+        recorded
     });
     // A peer that truncated the block while it was read made every number above a zero.
     view.check_health(name)?;

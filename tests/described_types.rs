@@ -224,3 +224,45 @@ fn raw_claims_on_a_typed_channel_are_the_types_size() {
     assert_eq!(&*subscriber.try_recv().unwrap().unwrap(), &[7; 32]);
     assert!(subscriber.try_recv().unwrap().is_none());
 }
+
+/// A typed channel records its type's fields, so a tool or another language learns the
+/// layout of a live channel's messages and can connect with it.
+#[test]
+fn a_live_channel_tells_its_type_with_its_fields() {
+    let derived = unique_name("described-recorded");
+    let _channel = FifoMpsc::<Quote>::create(&Config::new(&derived)).unwrap();
+    let recorded = salias::status::channel_status(&derived).unwrap().recorded_type.unwrap();
+    assert_eq!(recorded.fields.as_deref(), Some(quote_described().fields()));
+    let learned = recorded.message_type().unwrap();
+    assert_eq!(learned, MessageType::of::<Quote>());
+    // What was learned connects as the type it is.
+    RawFifoMpsc::connect_typed(&derived, &learned).unwrap();
+
+    let described = unique_name("described-recorded-c");
+    let _channel = RawOrderedFanout::create_typed(&Config::new(&described), &quote_described()).unwrap();
+    let recorded = salias::status::channel_status(&described)
+        .unwrap()
+        .recorded_type
+        .unwrap();
+    assert_eq!(recorded.message_type(), Some(quote_described()));
+
+    // Raw channels record no type at all.
+    let raw = unique_name("described-recorded-raw");
+    let _channel = RawFifoMpsc::create(&Config::new(&raw)).unwrap();
+    assert_eq!(salias::status::channel_status(&raw).unwrap().recorded_type, None);
+}
+
+/// A type whose field names exceed the control block's table is recorded by fingerprint
+/// alone: connect still checks it, and its fields are reported as unknown, not truncated.
+#[test]
+fn a_type_too_long_to_tabulate_is_recorded_without_fields() {
+    let fields: Vec<_> = (0..40)
+        .map(|i| Field::new(format!("{i:0>60}"), "u64", i * 8, 8))
+        .collect();
+    let wide = MessageType::new("Wide", 320, 8, 0, fields).unwrap();
+    let name = unique_name("described-wide");
+    let _channel = RawFifoMpsc::create_typed(&Config::new(&name), &wide).unwrap();
+    let recorded = salias::status::channel_status(&name).unwrap().recorded_type.unwrap();
+    assert_eq!((recorded.fields, recorded.layout_hash), (None, wide.layout_hash()));
+    RawFifoMpsc::connect_typed(&name, &wide).unwrap();
+}

@@ -288,7 +288,7 @@ fn forged_control_block_is_refused_at_connect() {
         FifoMpsc::<Sample>::connect(&name),
         Err(Error::VersionMismatch {
             found: 99,
-            supported: 7,
+            supported: 8,
             ..
         })
     ));
@@ -531,4 +531,30 @@ fn a_forged_hugetlbfs_directory_length_is_refused() {
             "{err}"
         );
     }
+}
+
+/// A field table forged after creation (a renamed field, a length past the table) is not
+/// reported as the channel's layout: it no longer hashes to the recorded fingerprint.
+#[test]
+fn a_forged_field_table_is_not_reported() {
+    let name = unique_name("hostile-fields");
+    let _owner = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let fields = |name: &str| {
+        let status = salias::status::channel_status(name).unwrap();
+        status.recorded_type.unwrap().fields
+    };
+    assert!(fields(&name).is_some_and(|fields| !fields.is_empty()));
+    let mut raw = Raw::open(&name, 1, 1);
+    let offsets = raw.offsets;
+    // The first field's name starts after its two length bytes.
+    let first = offsets.field_table + 2;
+    raw.control[first] ^= 0x20;
+    assert_eq!(fields(&name), None);
+    raw.control[first] ^= 0x20;
+    assert!(fields(&name).is_some());
+    let len = u32::from_ne_bytes(raw.control[offsets.field_table_len..][..4].try_into().unwrap());
+    raw.control[offsets.field_table_len..][..4].copy_from_slice(&(len + 4096).to_ne_bytes());
+    assert_eq!(fields(&name), None);
+    // The fingerprint still identifies the type: connect is unaffected.
+    FifoMpsc::<Sample>::connect(&name).unwrap();
 }

@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use salias::{status::ChannelStatus, status::NameState};
+use salias::status::{ChannelStatus, NameState, RecordedType};
 use zenoh::Wait;
 use zenoh::bytes::ZBytes;
 use zenoh::liveliness::LivelinessToken;
@@ -291,7 +291,8 @@ fn meta_of(status: &ChannelStatus) -> StreamMeta {
         ordered: status.kind.starts_with("Ordered"),
         fanout: status.kind.ends_with("Fanout"),
         max_message_size: status.max_message_size as u32,
-        message_type: status.recorded_type.clone(),
+        // What the stream's metadata carries of the type: its fingerprint, not its columns.
+        message_type: (status.recorded_type.clone()).map(|recorded| RecordedType { fields: None, ..recorded }),
         channel: status.name.clone(),
     }
 }

@@ -108,6 +108,8 @@ impl StreamMeta {
                 align,
                 layout_hash,
                 schema_version,
+                // The stream identifies its type by fingerprint; columns do not cross.
+                fields: None,
             }),
             channel,
         })
@@ -259,6 +261,7 @@ mod tests {
                 align: 8,
                 layout_hash: 0x1234,
                 schema_version: 2,
+                fields: None,
             }),
             channel: "quotes".into(),
         };

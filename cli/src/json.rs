@@ -185,6 +185,17 @@ struct RecordedType<'a> {
     align: u32,
     layout_hash: u64,
     schema_version: u32,
+    /// `null` when the creator recorded no field table (`RecordedType::fields`).
+    fields: Option<Vec<Field<'a>>>,
+}
+
+#[derive(Serialize)]
+struct Field<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    ty: &'a str,
+    offset: usize,
+    size: usize,
 }
 
 #[derive(Serialize)]
@@ -228,6 +239,16 @@ impl<'a> Shown<'a> {
                 align: recorded.align,
                 layout_hash: recorded.layout_hash,
                 schema_version: recorded.schema_version,
+                fields: recorded.fields.as_ref().map(|fields| {
+                    (fields.iter())
+                        .map(|f| Field {
+                            name: &f.name,
+                            ty: &f.ty,
+                            offset: f.offset,
+                            size: f.size,
+                        })
+                        .collect()
+                }),
             }),
             capacity: status.capacity,
             max_message_size: status.max_message_size,

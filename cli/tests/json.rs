@@ -29,6 +29,9 @@ fn shown(status: &ChannelStatus) -> Value {
         "recorded_type": status.recorded_type.as_ref().map(|t| json!({
             "name": t.name, "size": t.size, "align": t.align,
             "layout_hash": t.layout_hash, "schema_version": t.schema_version,
+            "fields": t.fields.as_ref().map(|fields| fields.iter().map(|f| json!({
+                "name": f.name, "type": f.ty, "offset": f.offset, "size": f.size,
+            })).collect::<Vec<_>>()),
         })),
         "capacity": status.capacity,
         "max_message_size": status.max_message_size,
@@ -90,6 +93,7 @@ fn show_json_is_the_channel_status() {
     assert_eq!(printed[0]["subscribers"][1]["cursors"], json!([null, null]));
     assert_eq!(printed[0]["subscribers"][0]["kind"], "tethered");
     assert_eq!(printed[1]["sequence"], 1);
+    assert_eq!(printed[0]["recorded_type"]["fields"][1]["type"], "u64");
     assert_eq!(printed[2]["message_type"], Value::Null);
     assert_eq!(printed[2]["subscribers"][0]["backlog_messages"], Value::Null);
     assert_eq!(printed[2]["mode"], 0o600);

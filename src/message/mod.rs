@@ -214,6 +214,9 @@ pub trait Payload: sealed::Sealed + 'static {
     const ALIGN: usize;
     /// The type's identity across processes.
     const FINGERPRINT: Fingerprint;
+    /// Its fields (none for raw bytes), which a creator records for tools.
+    #[doc(hidden)]
+    const FIELDS: &'static [FieldLayout];
 }
 
 mod sealed {
@@ -226,12 +229,14 @@ impl<T: Message> Payload for T {
     const FIXED_LEN: Option<usize> = Some(size_of::<T>());
     const ALIGN: usize = align_of::<T>();
     const FINGERPRINT: Fingerprint = <T as Message>::FINGERPRINT;
+    const FIELDS: &'static [FieldLayout] = <T as Message>::FIELDS;
 }
 
 impl Payload for Bytes {
     const FIXED_LEN: Option<usize> = None;
     const ALIGN: usize = 1;
     const FINGERPRINT: Fingerprint = Fingerprint::BYTES;
+    const FIELDS: &'static [FieldLayout] = &[];
 }
 
 /// The frames of a channel of `T` in mode `M`: the wire layer's [`Shape`] for them, known

@@ -21,8 +21,10 @@ use crate::platform::{
     self, ControlMap, Health, Identity, MagicRing, ObjectId, ObjectNames, ReserveError, RingOptions,
 };
 use crate::wire::control::{ControlBlock, HeaderView};
+use crate::wire::fields;
 use crate::wire::layout::{
-    CURSOR_IDLE, ChannelInfo, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_TYPE_NAME_LEN, STATE_READY, TypeRecord,
+    CURSOR_IDLE, ChannelInfo, LAYOUT_VERSION, MAGIC, MAX_DIR_LEN, MAX_FIELD_TABLE_LEN, MAX_TYPE_NAME_LEN, STATE_READY,
+    TypeRecord,
 };
 use rustix::io::Errno;
 
@@ -318,6 +320,7 @@ pub(super) fn record(
     let name = config.name.as_str();
     let fp = kind.fingerprint;
     let (type_name, type_name_len) = copy_into::<MAX_TYPE_NAME_LEN>(kind.type_name.as_bytes());
+    let (field_table, field_table_len) = fields::encode(kind.fields.each()).unwrap_or(([0; MAX_FIELD_TABLE_LEN], 0));
     let (name_bytes, name_len) = copy_into::<MAX_NAME_LEN>(name.as_bytes());
     let dir = match ring_store {
         RingStore::HugeFile(path) => path.parent().map(|p| p.as_os_str().as_encoded_bytes().to_vec()),
@@ -349,6 +352,9 @@ pub(super) fn record(
             align: fp.align,
             schema_version: fp.schema_version,
             layout_hash: fp.layout_hash,
+            field_table_len,
+            _reserved: 0,
+            field_table,
         },
         hugetlbfs_dir: dir_bytes,
         permissions: config.permissions,

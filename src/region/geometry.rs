@@ -406,6 +406,7 @@ mod tests {
             header_len: round_up(header, frame_align),
             fingerprint,
             type_name: fingerprint.name,
+            fields: crate::region::Fields::Derived(&[]),
             any_type: false,
         }
     }

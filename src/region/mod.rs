@@ -58,8 +58,33 @@ pub(crate) struct Kind<'t> {
     pub fingerprint: Fingerprint,
     /// The message type's name: a derived type's `Fingerprint::name`, or a described one's.
     pub type_name: &'t str,
+    /// The message type's fields, recorded by a creator for tools and other languages.
+    pub fields: Fields<'t>,
     /// Accept any message type (explicit raw view of a typed channel).
     pub any_type: bool,
+}
+
+/// A message type's fields, as the two ways of naming a type hold them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Fields<'t> {
+    Derived(&'static [crate::message::derived::FieldLayout]),
+    Described(&'t [crate::message::Field]),
+}
+
+impl<'t> Fields<'t> {
+    /// Each field as (name, type label, offset, size).
+    pub(crate) fn each(self) -> impl Iterator<Item = (&'t str, &'t str, usize, usize)> {
+        let (derived, described) = match self {
+            Fields::Derived(fields) => (fields, &[][..]),
+            Fields::Described(fields) => (&[][..], fields),
+        };
+        let derived = derived.iter().map(|f| (f.name, f.ty, f.offset, f.size));
+        derived.chain(
+            described
+                .iter()
+                .map(|f| (f.name.as_str(), f.ty.as_str(), f.offset, f.size)),
+        )
+    }
 }
 
 impl Kind<'_> {

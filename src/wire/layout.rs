@@ -30,7 +30,7 @@ pub const MAX_SUBSCRIBERS: u32 = 64;
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 7;
+pub(crate) const LAYOUT_VERSION: u32 = 8;
 /// `ChannelInfo::wake_protocol` of the Linux layer: a sleeper takes an expedited
 /// membarrier, so publishers look for sleepers behind a compiler fence only.
 pub(crate) const WAKE_BY_BARRIER: u32 = 1;
@@ -50,6 +50,8 @@ pub(crate) const MAX_POSITION: u64 = 1 << 62;
 pub(crate) const MAX_DIR_LEN: usize = 256;
 /// Longest message type name stored in the control block.
 pub(crate) const MAX_TYPE_NAME_LEN: usize = 64;
+/// Bytes of the control block that record a typed channel's fields (`super::fields`).
+pub(crate) const MAX_FIELD_TABLE_LEN: usize = 2048;
 
 /// Pads `T` to its own pair of cache lines so two writers never share one. 128 bytes
 /// rather than 64 because x86 prefetches lines in adjacent pairs. Own type rather than
@@ -84,6 +86,11 @@ pub(crate) struct TypeRecord {
     pub align: u32,
     pub schema_version: u32,
     pub layout_hash: u64,
+    /// Bytes of `field_table` in use; 0 for raw channels and types whose table did not fit.
+    pub field_table_len: u32,
+    pub _reserved: u32,
+    /// The type's fields (`super::fields`), for tools and other languages.
+    pub field_table: [u8; MAX_FIELD_TABLE_LEN],
 }
 
 /// The first bytes of a control object.
@@ -374,6 +381,9 @@ pub struct RawOffsets {
     pub control_len: usize,
     pub huge_pages: usize,
     pub name_len: usize,
+    /// The message type's field table and its length (`super::fields`).
+    pub field_table: usize,
+    pub field_table_len: usize,
     pub sequence: usize,
     pub sole_taker: usize,
     pub publisher_slot: usize,
@@ -405,6 +415,8 @@ impl RawOffsets {
             control_len: info + offset_of!(ChannelInfo, control_len),
             huge_pages: info + offset_of!(ChannelInfo, huge_pages),
             name_len: info + offset_of!(ChannelInfo, name_len),
+            field_table: info + offset_of!(ChannelInfo, message_type) + offset_of!(TypeRecord, field_table),
+            field_table_len: info + offset_of!(ChannelInfo, message_type) + offset_of!(TypeRecord, field_table_len),
             sequence: HOT_OFFSET + offset_of!(Hot, sequence) + offset_of!(Sequencer, next),
             sole_taker: HOT_OFFSET + offset_of!(Hot, sequence) + offset_of!(Sequencer, sole_taker),
             publisher_slot: layout.publishers_offset,
