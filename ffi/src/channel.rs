@@ -92,10 +92,29 @@ where
 }
 
 /// How `connect` checks the channel's message type.
-enum Expect<'a> {
+pub enum Expect<'a> {
+    /// A raw-bytes channel.
     Raw,
+    /// A typed channel of exactly this type.
     Typed(&'a MessageType),
+    /// Any channel, a typed one's messages as their bytes.
     AnyType,
+}
+
+/// Creates a channel of kind `kind` (`SALIAS_FIFO_MPSC`, …): typed when `message_type` is
+/// given, else raw with messages of up to `max_message_size` bytes (0: 4096).
+pub fn create_kind(
+    kind: u32,
+    config: &salias::Config,
+    max_message_size: usize,
+    message_type: Option<&MessageType>,
+) -> Result<Box<dyn ChannelOps>, Failure> {
+    by_kind!(kind, create(config, max_message_size, message_type))
+}
+
+/// Connects to the channel `name` of kind `kind`, checking its message type as `expect` says.
+pub fn connect_kind(kind: u32, name: &str, expect: Expect<'_>) -> Result<Box<dyn ChannelOps>, Failure> {
+    by_kind!(kind, connect(name, expect))
 }
 
 fn connect<M: Numbers, K: Topology>(name: &str, expect: Expect<'_>) -> Result<Box<dyn ChannelOps>, Failure>
@@ -155,7 +174,7 @@ pub unsafe extern "C" fn salias_channel_create(
             Some(described) => Some(unsafe { to_message_type(described) }?),
             None => None,
         };
-        let made = by_kind!(kind, create(&rust, max_message_size, message_type.as_ref()))?;
+        let made = create_kind(kind, &rust, max_message_size, message_type.as_ref())?;
         store(made, place)
     })
 }
@@ -185,9 +204,9 @@ pub unsafe extern "C" fn salias_channel_connect(
             Some(described) => {
                 // SAFETY: the caller's contract.
                 let described = unsafe { to_message_type(described) }?;
-                by_kind!(kind, connect(name, Expect::Typed(&described)))
+                connect_kind(kind, name, Expect::Typed(&described))
             }
-            None => by_kind!(kind, connect(name, Expect::Raw)),
+            None => connect_kind(kind, name, Expect::Raw),
         }?;
         store(made, place)
     })
@@ -210,7 +229,7 @@ pub unsafe extern "C" fn salias_channel_connect_as_bytes(
         let place = unsafe { out(channel, "channel") }?;
         // SAFETY: the caller's contract.
         let name = unsafe { string(name, "name") }?;
-        let made = by_kind!(kind, connect(name, Expect::AnyType))?;
+        let made = connect_kind(kind, name, Expect::AnyType)?;
         store(made, place)
     })
 }

@@ -16,10 +16,13 @@ thread_local! {
 
 /// Why a call failed: its code, and the sentence `salias_last_error()` returns. Boxed, so
 /// that a hot path's `Result<_, Failure>` is two words returned in registers.
-pub(crate) struct Failure(Box<Why>);
+pub struct Failure(Box<Why>);
 
-pub(crate) struct Why {
+/// What a [`Failure`] holds.
+pub struct Why {
+    /// The result code (`SALIAS_ERROR_…`, or `SALIAS_TIMED_OUT` from a receive).
     pub code: salias_code,
+    /// What was wrong and how to fix it.
     pub message: String,
 }
 
@@ -37,15 +40,17 @@ impl std::ops::DerefMut for Failure {
 }
 
 impl Failure {
+    /// A failure with `code` and its sentence.
     #[cold]
-    pub(crate) fn new(code: salias_code, message: impl Into<String>) -> Failure {
+    pub fn new(code: salias_code, message: impl Into<String>) -> Failure {
         Failure(Box::new(Why {
             code,
             message: message.into(),
         }))
     }
 
-    pub(crate) fn argument(message: impl Into<String>) -> Failure {
+    /// An invalid argument (`SALIAS_ERROR_INVALID_ARGUMENT`).
+    pub fn argument(message: impl Into<String>) -> Failure {
         Failure::new(SALIAS_ERROR_INVALID_ARGUMENT, message)
     }
 }

@@ -19,18 +19,25 @@ use salias::{Bytes, Channel, ClaimBytes, Error, Fifo, Ordered, PublishError, Pub
 use crate::codes::{SALIAS_BACKPRESSURED, SALIAS_ERROR_BUSY, SALIAS_ERROR_NOT_HELD, SALIAS_OK, salias_code};
 use crate::entry::Failure;
 
-/// A received message as C sees it.
+/// A received message as C sees it: valid until the subscriber releases it (a held
+/// message) or the drain's callback returns.
 #[derive(Clone, Copy)]
-pub(crate) struct View {
+pub struct View {
+    /// The payload's first byte.
     pub data: *const u8,
+    /// Its length.
     pub len: usize,
+    /// The publisher slot that sent it.
     pub publisher_slot: usize,
+    /// Ordered: its global sequence number; FIFO: 0.
     pub sequence: u64,
+    /// Ordered: numbers lost just before it (a dead publisher's); FIFO: 0.
     pub gap_before: u64,
 }
 
 /// What an Ordered message carries beyond a FIFO one; zeros for FIFO.
-pub(crate) trait Numbers: Mode + Sized {
+pub trait Numbers: Mode + Sized {
+    /// The message's sequence number and the gap before it; zeros for FIFO.
     fn numbers(info: MessageInfo<Self>) -> (u64, u64);
 }
 
@@ -64,7 +71,9 @@ fn busy(what: &str) -> Failure {
     )
 }
 
-pub(crate) trait ChannelOps: Send {
+/// A channel of any kind.
+#[allow(missing_docs)]
+pub trait ChannelOps: Send {
     fn publisher(&self) -> Result<Box<dyn PublisherOps>, Error>;
     fn subscriber(&self) -> Result<Box<dyn SubscriberOps>, Error>;
     fn reap(&self) -> Reaped;
@@ -75,7 +84,10 @@ pub(crate) trait ChannelOps: Send {
     fn is_owner(&self) -> bool;
 }
 
-pub(crate) trait PublisherOps: Send {
+/// A publisher of any kind; calls other than `commit`/`abandon` fail as busy while it
+/// holds a claim.
+#[allow(missing_docs)]
+pub trait PublisherOps: Send {
     fn offer(&mut self, bytes: &[u8]) -> Result<salias_code, Failure>;
     /// Publishes as many of `messages` as fit, in order; how many.
     fn offer_batch(&mut self, messages: &[&[u8]]) -> Result<usize, Failure>;
@@ -92,7 +104,10 @@ pub(crate) trait PublisherOps: Send {
     fn subscribers(&self) -> Result<SubscriberCount, Failure>;
 }
 
-pub(crate) trait SubscriberOps: Send {
+/// A subscriber of any kind; calls other than `release` fail as busy while it holds a
+/// received message.
+#[allow(missing_docs)]
+pub trait SubscriberOps: Send {
     fn try_recv(&mut self) -> Result<Option<View>, Failure>;
     fn recv(&mut self, timeout: Option<Duration>) -> Result<View, Failure>;
     fn release(&mut self) -> Result<salias_code, Failure>;

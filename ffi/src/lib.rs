@@ -29,5 +29,14 @@ pub mod status;
 pub mod subscriber;
 
 pub use codes::*;
+
+/// The four kinds behind one interface, as the C functions use them, for bindings written
+/// in Rust (the Python package): the same checks, the same busy rules for held messages
+/// and claims, and failures as a code and a sentence, without the handle table.
+pub mod dynamic {
+    pub use crate::channel::{Expect, connect_kind, create_kind};
+    pub use crate::entry::Failure;
+    pub use crate::kinds::{ChannelOps, PublisherOps, SubscriberOps, View};
+}
 pub use config::{salias_config, salias_config_default, salias_field, salias_message_type};
 pub use entry::{salias_last_error, salias_last_error_copy};
