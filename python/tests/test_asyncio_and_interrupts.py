@@ -44,7 +44,10 @@ def test_recv_async_runs_beside_other_coroutines_and_loses_nothing_when_cancelle
 
         sending = asyncio.create_task(publish_later())
         received = []
-        while len(received) < 200:
+        # Bounded, so that a lost message fails the test instead of hanging it.
+        for _ in range(20_000):
+            if len(received) == 200:
+                break
             try:
                 received.append(await asyncio.wait_for(subscriber.recv_async(), timeout=0.003))
             except asyncio.TimeoutError:
