@@ -292,7 +292,10 @@ fn meta_of(status: &ChannelStatus) -> StreamMeta {
         fanout: status.kind.ends_with("Fanout"),
         max_message_size: status.max_message_size as u32,
         // What the stream's metadata carries of the type: its fingerprint, not its columns.
-        message_type: (status.recorded_type.clone()).map(|recorded| RecordedType { fields: None, ..recorded }),
+        message_type: (status.recorded_type.clone()).map(|recorded| RecordedType {
+            fields: None,
+            ..recorded
+        }),
         channel: status.name.clone(),
     }
 }
