@@ -701,7 +701,12 @@ fn open_sink(config: &InConfig, meta: &StreamMeta) -> Result<Sink> {
         Err(salias::Error::Stale { .. }) if meta.message_type.is_none() => return create_sink(config, meta),
         other => other.map_err(BridgeError::salias(doing.as_str()))?,
     };
-    if status.recorded_type != meta.message_type {
+    // The stream carries the type's fingerprint, not its fields: compare what it carries.
+    let local_type = (status.recorded_type.clone()).map(|recorded| salias::status::RecordedType {
+        fields: None,
+        ..recorded
+    });
+    if local_type != meta.message_type {
         return Err(BridgeError::Salias {
             doing,
             source: salias::Error::TypeMismatch {
