@@ -14,10 +14,15 @@ pub(crate) enum Done {
 }
 
 pub(crate) fn report(name: &str, problem: &Error) {
+    eprintln!("salias: {}", explain(name, problem));
+}
+
+/// What the tool says of `problem` with the channel `name`.
+pub(crate) fn explain(name: &str, problem: &Error) -> String {
     match problem {
         // The library's advice names its `create` call; at a prompt, listing is the help.
-        Error::NotFound { .. } => eprintln!("salias: {name:?}: {NOT_FOUND}"),
-        _ => eprintln!("salias: {name:?}: {problem}"),
+        Error::NotFound { .. } => format!("{name:?}: {NOT_FOUND}"),
+        _ => format!("{name:?}: {problem}"),
     }
 }
 

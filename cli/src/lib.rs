@@ -9,10 +9,17 @@
 //!                                 rates; --iterations N stops after N refreshes
 //! salias remove-stale [NAME...]   removes the named channels if their owner died;
 //!                                 without names, every such channel
+//! salias echo [--json] NAME       prints messages as they arrive (fields or hex)
+//! salias hz [--json] NAME         message rates and inter-arrival times, every second
+//! salias record NAME -o FILE      writes every message to an MCAP file until Ctrl-C
+//! salias replay FILE NAME         publishes a recording into a channel
 //! ```
 //!
-//! It reads control blocks without connecting and takes no slot; only `remove-stale`
-//! changes anything, and only what `salias::channel::remove_stale` would. A problem with one
+//! `list`, `show`, `top` and `remove-stale` read control blocks without connecting and
+//! take no slot; only `remove-stale` changes anything, and only what
+//! `salias::channel::remove_stale` would. `echo`, `hz` and `record` subscribe (`tap.rs`:
+//! lossy on a Fanout channel unless asked otherwise, so they never slow a feed; an Mpsc
+//! channel's one subscriber slot), and `replay` publishes. A problem with one
 //! channel is reported and the others are still handled; the exit code is then 1. A
 //! command line it cannot use exits with 2. `--json` prints one JSON object a line, with
 //! the fields README.md ("Seeing and cleaning up channels") lists.
@@ -24,12 +31,21 @@
 //! it as a peer process built from the same sources as the code under test.
 
 mod commands;
+mod echo;
+mod hz;
+mod interrupt;
 mod json;
+mod record;
+mod recording;
+mod render;
+mod replay;
 mod table;
+mod tap;
 mod top;
 
 use std::ffi::OsString;
 use std::num::NonZeroU64;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -42,7 +58,7 @@ use commands::Done;
 #[command(
     name = "salias",
     version,
-    about = "Sees and cleans up salias channels: reads control blocks without connecting and takes no slot",
+    about = "Sees, watches, records, replays and cleans up salias channels",
     after_help = "A problem with one channel is reported on stderr and the others are still handled (exit code 1); a command line that cannot be used exits with 2.",
     arg_required_else_help = true
 )]
@@ -115,6 +131,107 @@ enum Command {
         #[command(flatten)]
         trust: TrustArgs,
     },
+    /// Prints a channel's messages as they arrive: slot, sequence, length, fields or hex
+    ///
+    /// Each line: the publisher slot, the sequence number (Ordered channels), the length,
+    /// and the message as `field=value` pairs where the channel's creator recorded its
+    /// type's fields (primitives and arrays of them; anything else as hex), as hex
+    /// otherwise. Reads as a lossy subscriber of a Fanout channel (it never slows the feed)
+    /// and reports what it missed on stderr; an Mpsc channel's one subscriber slot is taken
+    /// and what is printed is consumed.
+    #[command(after_long_help = ECHO_JSON)]
+    Echo {
+        /// Channel to read
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// One JSON object per message, a line each; losses as lines of their own
+        #[arg(long)]
+        json: bool,
+        /// Stop after N messages (default: until Ctrl-C)
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        count: Option<u64>,
+        #[command(flatten)]
+        reading: ReadingArgs,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// A channel's message rate, bytes per second and inter-arrival times, per window
+    ///
+    /// Every --interval seconds: messages and bytes per second in all and per publisher
+    /// slot, the time between consecutive messages as received (mean, min, max, standard
+    /// deviation) and messages missed. Reads as `echo` does.
+    #[command(after_long_help = HZ_JSON)]
+    Hz {
+        /// Channel to measure
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// Seconds per window, e.g. 0.5
+        #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+        interval: Duration,
+        /// Stop after N windows (default: until Ctrl-C)
+        #[arg(long, value_name = "N", value_parser = parse_iterations)]
+        iterations: Option<NonZeroU64>,
+        /// One JSON object per window, a line each
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        reading: ReadingArgs,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Writes every message of a channel to an MCAP file, until Ctrl-C
+    ///
+    /// Each message with its receive time, publisher slot and sequence; the channel's kind,
+    /// sizes and message type as the MCAP channel's metadata and schema; losses as messages
+    /// of their own topic (NAME/salias.losses) and on stderr. Tethered by default: nothing
+    /// is lost, and publishers wait for the recorder. However it stops, the file is
+    /// finished and synced.
+    Record {
+        /// Channel to record
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// The MCAP file to write (replaced if it exists)
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Stop after N messages
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        count: Option<u64>,
+        /// Stop after this many seconds, e.g. 2.5
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+        seconds: Option<Duration>,
+        /// Read lossy (Fanout only): never slow the feed; what is missed is recorded as lost
+        #[arg(long)]
+        lossy: bool,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Publishes a recording into a channel, made with the recorded kind and type if absent
+    ///
+    /// The file is checked whole before anything is published. A channel of another kind
+    /// or type is refused. At the recorded pace by default (--rate 1), scaled by --rate, or
+    /// --fast. Waits for --wait-for-subscribers subscribers first (1).
+    Replay {
+        /// The MCAP file `salias record` wrote
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Channel to publish into
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// Pace: recorded time divided by RATE (2 is twice as fast)
+        #[arg(long, value_name = "RATE", default_value = "1", value_parser = parse_rate, conflicts_with = "fast")]
+        rate: f64,
+        /// As fast as the channel takes the messages
+        #[arg(long)]
+        fast: bool,
+        /// Replay every recorded publisher slot through one publisher
+        #[arg(long)]
+        one_publisher: bool,
+        /// Subscribers to wait for before publishing
+        #[arg(long, value_name = "N", default_value = "1")]
+        wait_for_subscribers: u32,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
     /// Removes the named channels if their owner died; without names, every such channel
     #[command(name = "remove-stale")]
     RemoveStale {
@@ -124,6 +241,21 @@ enum Command {
         #[command(flatten)]
         trust: TrustArgs,
     },
+}
+
+/// How `echo` and `hz` read: lossy unless told.
+#[derive(Args)]
+struct ReadingArgs {
+    /// Read tethered on a Fanout channel: publishers wait for this reader, nothing is
+    /// missed (default: lossy, never slowing the feed)
+    #[arg(long)]
+    tethered: bool,
+}
+
+impl ReadingArgs {
+    fn reading(&self) -> Option<tap::Reading> {
+        self.tethered.then_some(tap::Reading::Tethered)
+    }
 }
 
 /// `--help` of `list`: the fields of `--json`, described in full in README.md.
@@ -147,6 +279,42 @@ backpressured, rate, rate_bytes, backpressured_rate}], subscribers [{slot, holde
 rate_bytes, kind, demoted, missed, missed_rate}]. Rates are per second since the previous refresh, null at the \
 first refresh and where a slot changed hands; lags are what a subscriber has not yet released of every \
 publisher's ring, summed.";
+
+/// `--help` of `echo`.
+const ECHO_JSON: &str = "Ends on Ctrl-C, after --count messages, or when nobody reads its output (exit code 0); \
+exit code 1 if the channel cannot be read or breaks.
+
+With --json, each message is a line {slot, sequence (null on FIFO channels), len, fields {name: value} or hex}, \
+and each loss a line {missed, slot} (FIFO) or {missed, first_sequence, end_sequence} (Ordered).";
+/// `--help` of `hz`.
+const HZ_JSON: &str = "With --json, each window is a line: name, refresh, seconds, messages, bytes, rate, \
+bytes_rate, interarrival_ns {mean, min, max, std} (null with fewer than two messages), publishers [{slot, \
+messages, bytes, rate, bytes_rate}], missed.";
+
+fn parse_count(value: &str) -> Result<u64, String> {
+    match value.parse::<u64>() {
+        Ok(count) if count > 0 => Ok(count),
+        _ => Err(format!(
+            "expected a number of messages, at least 1, e.g. 100, not {value:?}"
+        )),
+    }
+}
+
+fn parse_seconds(value: &str) -> Result<Duration, String> {
+    match value.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 1e9 => Ok(Duration::from_secs_f64(seconds)),
+        _ => Err(format!("expected seconds, more than 0, e.g. 2.5, not {value:?}")),
+    }
+}
+
+fn parse_rate(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!(
+            "expected a pace above 0, e.g. 1 (as recorded) or 10 (ten times as fast), not {value:?}; --fast replays as fast as possible"
+        )),
+    }
+}
 
 fn parse_uid(value: &str) -> Result<u32, String> {
     value
@@ -187,9 +355,9 @@ where
         Err(error) => return parse_error(&error),
     };
     let outcome = match cli.command {
-        Command::List { json, trust } => commands::list(&cli.trust.and(trust), json),
+        Command::List { json, trust } => commands::list(&cli.trust.and(trust), json).map_err(|e| e.to_string()),
         Command::Show { names, json, trust } => match utf8(names) {
-            Ok(names) => commands::show(&names, &cli.trust.and(trust), json),
+            Ok(names) => commands::show(&names, &cli.trust.and(trust), json).map_err(|e| e.to_string()),
             Err(code) => return code,
         },
         Command::Top {
@@ -209,8 +377,83 @@ where
             }
             Err(code) => return code,
         },
+        Command::Echo {
+            name,
+            json,
+            count,
+            reading,
+            trust,
+        } => match utf8(vec![name]) {
+            Ok(names) => {
+                let asked = echo::Echo {
+                    json,
+                    count,
+                    reading: reading.reading(),
+                };
+                echo::echo(&names[0], &cli.trust.and(trust), &asked)
+            }
+            Err(code) => return code,
+        },
+        Command::Hz {
+            name,
+            interval,
+            iterations,
+            json,
+            reading,
+            trust,
+        } => match utf8(vec![name]) {
+            Ok(names) => {
+                let asked = hz::Hz {
+                    interval,
+                    iterations,
+                    json,
+                    reading: reading.reading(),
+                };
+                hz::hz(&names[0], &cli.trust.and(trust), &asked)
+            }
+            Err(code) => return code,
+        },
+        Command::Record {
+            name,
+            output,
+            count,
+            seconds,
+            lossy,
+            trust,
+        } => match utf8(vec![name]) {
+            Ok(names) => {
+                let asked = record::Record {
+                    output: &output,
+                    count,
+                    seconds,
+                    lossy,
+                };
+                record::record(&names[0], &cli.trust.and(trust), &asked)
+            }
+            Err(code) => return code,
+        },
+        Command::Replay {
+            file,
+            name,
+            rate,
+            fast,
+            one_publisher,
+            wait_for_subscribers,
+            trust,
+        } => match utf8(vec![name]) {
+            Ok(names) => {
+                let asked = replay::Replay {
+                    file: &file,
+                    rate: (!fast).then_some(rate),
+                    one_publisher,
+                    wait_for_subscribers,
+                };
+                replay::replay(&names[0], &cli.trust.and(trust), &asked)
+            }
+            Err(code) => return code,
+        },
         Command::RemoveStale { names, trust } => match utf8(names) {
-            Ok(names) => commands::remove_stale(&names, &cli.trust.and(trust)),
+            Ok(names) => commands::remove_stale(&names, &cli.trust.and(trust)).map_err(|e| e.to_string()),
             Err(code) => return code,
         },
     };

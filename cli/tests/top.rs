@@ -6,13 +6,13 @@ mod support;
 mod tool;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use salias::{Config, FifoFanout, status::SlotHolder};
 use serde_json::Value;
 use support::{KillOnDrop, Sample, arg, report, role, spawn, unique_name};
-use tool::{json_lines, salias, stderr, stdout};
+use tool::{exit_of, json_lines, salias, stderr, stdout};
 
 /// Messages the publisher process sends.
 const TOTAL: u64 = 20_000;
@@ -54,18 +54,6 @@ fn assert_rates(refresh: &Value, known: bool) {
 fn cells(line: &str) -> Vec<String> {
     let cells = line.split("  ").map(str::trim).filter(|c| !c.is_empty());
     cells.map(String::from).collect()
-}
-
-/// The child's exit status, under a watchdog: a tool that does not end is a failure.
-fn exit_of(child: &mut Child) -> ExitStatus {
-    let limit = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().expect("wait for the tool") {
-            return status;
-        }
-        assert!(Instant::now() < limit, "the tool did not end");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]

@@ -7,7 +7,6 @@
 //! clean end (exit code 0); a channel that cannot be read, or that disappears while
 //! watched, is reported on stderr (exit code 1).
 
-mod interrupt;
 mod refresh;
 mod text;
 
@@ -30,7 +29,7 @@ pub(crate) struct Watch {
 }
 
 pub(crate) fn top(name: &str, trust: &Trust, watch: &Watch) -> Done {
-    let interrupted = match interrupt::on_ctrl_c() {
+    let interrupted = match crate::interrupt::on_ctrl_c() {
         Ok(interrupted) => interrupted,
         Err(problem) => {
             eprintln!("salias: top: {problem}");

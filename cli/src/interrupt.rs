@@ -1,5 +1,6 @@
-//! Ctrl-C (SIGINT) as an event `top` waits for between refreshes, so that it ends as after
-//! its last refresh (exit code 0) rather than being killed in the middle of one.
+//! Ctrl-C (SIGINT) as an event the watching commands wait for or look at between steps, so
+//! that they end as after their last step (exit code 0, a recording finished and synced)
+//! rather than being killed in the middle of one.
 
 use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
@@ -33,6 +34,11 @@ pub(crate) fn on_ctrl_c() -> Result<&'static Interrupted, String> {
 }
 
 impl Interrupted {
+    /// Whether Ctrl-C was pressed.
+    pub(crate) fn pressed(&self) -> bool {
+        *self.pressed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Waits until `deadline` or Ctrl-C, whichever comes first; true for Ctrl-C.
     pub(crate) fn wait_until(&self, deadline: Instant) -> bool {
         let mut pressed = self.pressed.lock().unwrap_or_else(PoisonError::into_inner);
