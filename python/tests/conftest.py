@@ -7,6 +7,7 @@ import itertools
 import os
 import struct
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -92,11 +93,13 @@ def finish(process: subprocess.Popen, timeout: float = 120) -> str:
 
 
 def python(script: str, *args: str) -> subprocess.Popen:
-    """A Python process running `script` with this package importable."""
+    """A Python process running `script`, importing `salias` as this one does: from a
+    directory of no package, since `-c` puts the working directory first on the path and
+    the source tree's `salias/` (without its compiled module) would hide the installed one."""
     return subprocess.Popen(
         [sys.executable, "-c", script, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=PACKAGE,
+        cwd=tempfile.gettempdir(),
     )
