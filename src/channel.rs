@@ -10,7 +10,7 @@ use crate::message::{Bytes, MessageType, Payload};
 use crate::publisher::Publisher;
 pub use crate::region::Recovered;
 use crate::region::{self, Fields, Kind, Ownership, Shared};
-use crate::subscriber::{LossySubscriber, Subscriber};
+use crate::subscriber::{LossySubscriber, Start, Subscriber};
 use crate::trust::Trust;
 
 /// A named shared-memory channel carrying messages of type `T` (or raw [`Bytes`]) with
@@ -272,7 +272,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn subscriber(&self) -> Result<Subscriber<T, M, K>> {
-        Subscriber::new(self.shared.clone(), None, false)
+        Subscriber::new(self.shared.clone(), None, false, Start::End)
     }
 
     /// Frees the slots of publishers and subscribers whose processes died, and reports how
@@ -322,7 +322,7 @@ impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
     where
         K: MultiSubscriber,
     {
-        Subscriber::new(self.shared.clone(), Some(slot), false)
+        Subscriber::new(self.shared.clone(), Some(slot), false, Start::End)
     }
 }
 
@@ -340,7 +340,19 @@ impl<T: Payload, M: Mode> Channel<T, M, Fanout> {
     /// # Ok::<(), salias::Error>(())
     /// ```
     pub fn lossy_subscriber(&self) -> Result<LossySubscriber<T, M>> {
-        LossySubscriber::new(self.shared.clone())
+        LossySubscriber::new(self.shared.clone(), Start::End)
+    }
+
+    /// A lossy subscriber that starts where `start` says: at the end (as
+    /// [`lossy_subscriber`](Self::lossy_subscriber)), at the oldest message the rings still
+    /// hold, or at the last `n` messages of each publisher (FIFO) or sequence numbers
+    /// (Ordered). What the rings hold costs nothing to keep: it is what publishers have
+    /// not yet overwritten. The last `n` a ring no longer holds are reported missing before
+    /// the first message (FIFO: [`Copied::missed_before`](crate::receive::Copied::missed_before)
+    /// and [`losses`](LossySubscriber::losses); Ordered: a gap), and a publisher that
+    /// overwrites history while it is read is an overrun, counted as any other.
+    pub fn lossy_subscriber_from(&self, start: Start) -> Result<LossySubscriber<T, M>> {
+        LossySubscriber::new(self.shared.clone(), start)
     }
 }
 

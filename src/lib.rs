@@ -299,7 +299,7 @@ pub use trust::Trust;
 /// [`Copied`](receive::Copied) messages and [`Losses`](receive::Losses), and a subscriber's
 /// [`Gaps`](receive::Gaps).
 pub mod receive {
-    pub use crate::subscriber::{Copied, Gaps, Loss, Losses, MessageInfo};
+    pub use crate::subscriber::{Copied, Gaps, Loss, Losses, MessageInfo, Start};
 }
 
 /// Makes a `#[repr(C)]` struct that derives zerocopy's `FromBytes`, `IntoBytes`,

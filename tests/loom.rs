@@ -2,7 +2,8 @@
 //! ordered merge with gap detection, a sole sequence taker handing over to a joiner, the sleep/wake handshake, a publisher slot
 //! changing hands (released, or taken over from a dead holder whose tail is recovered), a
 //! subscriber deciding that its last publisher has gone,
-//! and a lossy subscriber's overrun detection (a reader racing a writer that laps it).
+//! a lossy subscriber's overrun detection (a reader racing a writer that laps it), and a
+//! subscriber joining with history walking back a ring its publisher is lapping.
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
 //! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
@@ -25,7 +26,8 @@
 //! made Relaxed (a successor starts on its predecessor's frames), or a take-over that
 //! ignores a live holder (two publishers in one ring); a lossy reader that skips the
 //! frontier re-check after its copy, or a publisher without its fence after storing the
-//! frontier (a torn copy accepted).
+//! frontier (a torn copy accepted); a history walk that keeps the frames its publisher may
+//! have overwritten (a torn frame returned).
 //!
 //! The wake models run the fences that run in the channel where loom can express them:
 //! a publisher outside the sleepers' barrier runs its real `full_fence`; a sleeper's
@@ -955,48 +957,116 @@ fn a_lossy_reader_never_accepts_a_frame_its_publisher_overwrote() {
             words: (0..CAPACITY).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect(),
             overwrite: OverwriteWords::default(),
         });
-        let publisher = {
-            let ring = ring.clone();
-            thread::spawn(move || {
-                let mut limit = 0;
-                for pos in 0..FRAMES {
-                    if pos >= limit {
-                        // No tethered subscriber: the limit is a ring past the tail.
-                        limit = pos + CAPACITY;
-                        protocol::advance_frontier(&ring.overwrite, limit, pos, pos);
-                    }
-                    let slot = (pos % CAPACITY) as usize;
-                    for (word, value) in ring.words[slot].iter().zip(message_words(pos)) {
-                        word.store(value, Ordering::Relaxed);
-                    }
-                    protocol::commit_frame(&ring.commits[slot], pos);
-                }
-            })
-        };
-        let (mut head, mut received, mut missed) = (0, 0, 0);
-        for _ in 0..3 {
-            let slot = (head % CAPACITY) as usize;
-            let committed = protocol::is_committed(&ring.commits[slot], head);
-            let copy = [0, 1].map(|word| ring.words[slot][word].load(Ordering::Relaxed));
-            if protocol::overwritten(&ring.overwrite.frontier, head, CAPACITY) {
-                if let Some((mark, count)) = protocol::read_mark(&ring.overwrite)
-                    && mark > head
-                {
-                    assert_eq!(count, mark, "the mark counts the messages before it");
-                    missed += mark - head;
-                    head = mark;
-                }
-                continue;
-            }
-            if !committed {
-                thread::yield_now();
-                continue;
-            }
-            assert_eq!(copy, message_words(head), "a torn copy was accepted");
-            received += 1;
-            head += 1;
-        }
+        let publisher = lapping_publisher(&ring, FRAMES, None);
+        let (head, received, missed) = read_lossy(&ring, 0, 3);
         assert_eq!(received + missed, head, "every position received or counted missed");
+        publisher.join().unwrap();
+    });
+}
+
+/// A publisher that never waits writes `frames` messages into `ring` (two frames), one a
+/// position, publishing its frontier and mark before it laps; reports its tail if given one.
+fn lapping_publisher(ring: &Arc<LossyRing>, frames: u64, tail: Option<Arc<AtomicU64>>) -> thread::JoinHandle<()> {
+    let ring = ring.clone();
+    let capacity = ring.commits.len() as u64;
+    thread::spawn(move || {
+        let mut limit = 0;
+        for pos in 0..frames {
+            if pos >= limit {
+                // No tethered subscriber: the limit is a ring past the tail.
+                limit = pos + capacity;
+                protocol::advance_frontier(&ring.overwrite, limit, pos, pos);
+            }
+            let slot = (pos % capacity) as usize;
+            for (word, value) in ring.words[slot].iter().zip(message_words(pos)) {
+                word.store(value, Ordering::Relaxed);
+            }
+            protocol::commit_frame(&ring.commits[slot], pos);
+            if let Some(tail) = &tail {
+                protocol::report_tail(&**tail, pos + 1);
+            }
+        }
+    })
+}
+
+/// A lossy reader from `head`, `looks` looks at its ring: copies each frame out and keeps
+/// it only if the frontier re-read after the copy says it was not overwritten; overrun, it
+/// restarts at the publisher's mark, whose message count equals its position (one message
+/// a frame). Returns where it ended, what it received and what it counted missed.
+fn read_lossy(ring: &LossyRing, mut head: u64, looks: usize) -> (u64, u64, u64) {
+    let capacity = ring.commits.len() as u64;
+    let (mut received, mut missed) = (0, 0);
+    for _ in 0..looks {
+        let slot = (head % capacity) as usize;
+        let committed = protocol::is_committed(&ring.commits[slot], head);
+        let copy = [0, 1].map(|word| ring.words[slot][word].load(Ordering::Relaxed));
+        if protocol::overwritten(&ring.overwrite.frontier, head, capacity) {
+            if let Some((mark, count)) = protocol::read_mark(&ring.overwrite)
+                && mark > head
+            {
+                assert_eq!(count, mark, "the mark counts the messages before it");
+                missed += mark - head;
+                head = mark;
+            }
+            continue;
+        }
+        if !committed {
+            thread::yield_now();
+            continue;
+        }
+        assert_eq!(copy, message_words(head), "a torn copy was accepted");
+        received += 1;
+        head += 1;
+    }
+    (head, received, missed)
+}
+
+/// A subscriber joining with history races a publisher that laps a ring of two frames. It
+/// walks back from the tail it read (`protocol::walk_back`; the model finds each frame by
+/// its commit key and copies it as it goes), then reads on from the oldest frame as a
+/// lossy reader. Every frame the walk returns was copied whole, as its publisher committed
+/// it; reading on, every position from the start is received whole or counted missed.
+/// Dropping the walk's frontier check (keeping every frame it walked) makes loom find a
+/// returned frame whose copy is torn.
+#[test]
+fn a_history_join_racing_a_lapping_publisher_delivers_or_counts_exactly() {
+    const CAPACITY: u64 = 2;
+    const FRAMES: u64 = 4;
+    check(|| {
+        let ring = Arc::new(LossyRing {
+            commits: (0..CAPACITY).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..CAPACITY).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect(),
+            overwrite: OverwriteWords::default(),
+        });
+        let tail = Arc::new(AtomicU64::new(0));
+        let publisher = lapping_publisher(&ring, FRAMES, Some(tail.clone()));
+        let joined_at = protocol::reported_tail(&*tail);
+        let mut copies = Vec::new();
+        let walked = protocol::walk_back(&ring.overwrite.frontier, CAPACITY, joined_at, None, |end, lowest| {
+            // One frame per position here: the frame before `end` starts at `end - 1`.
+            let at = end - 1;
+            let slot = (at % CAPACITY) as usize;
+            if at < lowest || !protocol::is_committed(&ring.commits[slot], at) {
+                return None;
+            }
+            copies.push((at, [0, 1].map(|word| ring.words[slot][word].load(Ordering::Relaxed))));
+            Some((at, 0))
+        });
+        for &(at, _) in &walked {
+            let copy = copies.iter().find(|(walked_at, _)| *walked_at == at).unwrap().1;
+            assert_eq!(
+                copy,
+                message_words(at),
+                "the walk returned a frame overwritten while it was read"
+            );
+        }
+        let start = walked.first().map_or(joined_at, |&(at, _)| at);
+        let (head, received, missed) = read_lossy(&ring, start, 3);
+        assert_eq!(
+            received + missed,
+            head - start,
+            "every position received or counted missed"
+        );
         publisher.join().unwrap();
     });
 }

@@ -17,10 +17,11 @@ pub(crate) struct Echo {
     pub json: bool,
     pub count: Option<u64>,
     pub reading: Option<Reading>,
+    pub start: salias::receive::Start,
 }
 
 pub(crate) fn echo(name: &str, trust: &Trust, asked: &Echo) -> Result<Done, String> {
-    let mut opened = tap::open(name, trust, asked.reading)?;
+    let mut opened = tap::open(name, trust, asked.reading, asked.start)?;
     let render = Render::new(opened.status.recorded_type.as_ref());
     let stdout = std::io::stdout();
     let mut out = std::io::LineWriter::new(stdout.lock());

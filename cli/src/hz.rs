@@ -13,6 +13,7 @@ use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use salias::Trust;
+use salias::receive::Start;
 use serde::Serialize;
 
 use crate::commands::Done;
@@ -94,7 +95,7 @@ impl Gaps {
 }
 
 pub(crate) fn hz(name: &str, trust: &Trust, asked: &Hz) -> Result<Done, String> {
-    let mut opened = tap::open(name, trust, asked.reading)?;
+    let mut opened = tap::open(name, trust, asked.reading, Start::End)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut refresh = 0u64;

@@ -150,6 +150,12 @@ enum Command {
         /// Stop after N messages (default: until Ctrl-C)
         #[arg(long, value_name = "N", value_parser = parse_count)]
         count: Option<u64>,
+        /// Where to start: end (what is published from now), oldest (every message the
+        /// rings still hold first), or last:N (the last N of each publisher; Ordered, the
+        /// last N sequence numbers); what the rings no longer hold of those is reported
+        /// missing. Lossy readers of Fanout channels only
+        #[arg(long, value_name = "WHERE", default_value = "end", value_parser = tap::parse_start)]
+        from: salias::receive::Start,
         #[command(flatten)]
         reading: ReadingArgs,
         #[command(flatten)]
@@ -381,6 +387,7 @@ where
             name,
             json,
             count,
+            from,
             reading,
             trust,
         } => match utf8(vec![name]) {
@@ -389,6 +396,7 @@ where
                     json,
                     count,
                     reading: reading.reading(),
+                    start: from,
                 };
                 echo::echo(&names[0], &cli.trust.and(trust), &asked)
             }

@@ -14,6 +14,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mcap::records::{MessageHeader, Metadata};
 use salias::Trust;
+use salias::receive::Start;
 
 use crate::commands::Done;
 use crate::echo;
@@ -49,7 +50,7 @@ pub(crate) fn record(name: &str, trust: &Trust, asked: &Record<'_>) -> Result<Do
     let existed = std::fs::symlink_metadata(output).is_ok();
     let file = File::create(output).map_err(|e| format!("cannot create {}: {e}", output.display()))?;
     let reading = if asked.lossy { Reading::Lossy } else { Reading::Tethered };
-    let mut opened = match tap::open(name, trust, Some(reading)) {
+    let mut opened = match tap::open(name, trust, Some(reading), Start::End) {
         Ok(opened) => opened,
         Err(problem) => {
             drop(file);

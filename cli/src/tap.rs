@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use salias::kind::{Fanout, Fifo, Mode, Mpsc, Ordered, Topology};
-use salias::receive::MessageInfo;
+use salias::receive::{MessageInfo, Start};
 use salias::status::ChannelStatus;
 use salias::{Bytes, Channel, Error, LossySubscriber, ReceiveError, Subscriber, Trust};
 
@@ -66,8 +66,9 @@ pub(crate) fn status(name: &str, trust: &Trust) -> Result<ChannelStatus, Error> 
 }
 
 /// Opens `name` for reading as `reading` asks; `None` asks for the command's default (lossy
-/// on Fanout; on Mpsc, the one subscriber slot).
-pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>) -> Result<Opened, String> {
+/// on Fanout; on Mpsc, the one subscriber slot). A lossy reader starts where `start` says;
+/// history is for lossy readers only (`Subscriber::lossy_subscriber_from`).
+pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>, start: Start) -> Result<Opened, String> {
     let status = status(name, trust).map_err(|e| crate::commands::explain(name, &e))?;
     let fanout = status.kind.ends_with("Fanout");
     let reading = match (reading, fanout) {
@@ -81,6 +82,17 @@ pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>) -> Resul
         (None, true) => Reading::Lossy,
         (None, false) => Reading::Tethered,
     };
+    if start != Start::End && reading != Reading::Lossy {
+        return Err(format!(
+            "{name:?}: only a lossy reader of a Fanout channel starts at history (--from {}); this one would read {}",
+            describe_start(start),
+            if fanout {
+                "tethered (drop --tethered)"
+            } else {
+                "an Mpsc channel, whose one subscriber resumes where the last one stopped"
+            }
+        ));
+    }
     if !fanout {
         eprintln!(
             "salias: {name:?} is {}: reading takes its one subscriber slot and consumes what is read",
@@ -90,8 +102,8 @@ pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>) -> Resul
     let tap = match status.kind.as_str() {
         "FifoMpsc" => tethered::<Fifo, Mpsc>(name, trust),
         "OrderedMpsc" => tethered::<Ordered, Mpsc>(name, trust),
-        "FifoFanout" => fanout_tap::<Fifo>(name, trust, reading),
-        "OrderedFanout" => fanout_tap::<Ordered>(name, trust, reading),
+        "FifoFanout" => fanout_tap::<Fifo>(name, trust, reading, start),
+        "OrderedFanout" => fanout_tap::<Ordered>(name, trust, reading, start),
         other => {
             return Err(format!(
                 "{name:?} is of a kind this tool does not know ({other}); use the salias tool of the version that made it"
@@ -111,7 +123,7 @@ where
     Ok(Box::new(Held(channel.subscriber()?)))
 }
 
-fn fanout_tap<M: Mode>(name: &str, trust: &Trust, reading: Reading) -> Result<Box<dyn Tap>, Error>
+fn fanout_tap<M: Mode>(name: &str, trust: &Trust, reading: Reading, start: Start) -> Result<Box<dyn Tap>, Error>
 where
     Subscriber<Bytes, M, Fanout>: Tethered,
     LossySubscriber<Bytes, M>: Lossy,
@@ -120,7 +132,7 @@ where
         return tethered::<M, Fanout>(name, trust);
     }
     let channel = Channel::<Bytes, M, Fanout>::connect_as_bytes_with(name, trust)?;
-    let subscriber = channel.lossy_subscriber()?;
+    let subscriber = channel.lossy_subscriber_from(start)?;
     let buffer = vec![0; channel.max_message_size()];
     Ok(Box::new(Copying { subscriber, buffer }))
 }
@@ -334,5 +346,28 @@ pub(crate) fn pump(
                 return Err(format!("{name:?}: {error}{fault}"));
             }
         }
+    }
+}
+
+/// `--from`'s words for `start`.
+pub(crate) fn describe_start(start: Start) -> String {
+    match start {
+        Start::Oldest => "oldest".to_owned(),
+        Start::Last(n) => format!("last:{n}"),
+        _ => "end".to_owned(),
+    }
+}
+
+/// `--from oldest|end|last:N`.
+pub(crate) fn parse_start(value: &str) -> Result<Start, String> {
+    match value {
+        "end" => Ok(Start::End),
+        "oldest" => Ok(Start::Oldest),
+        _ => value
+            .strip_prefix("last:")
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|&n| n > 0)
+            .map(Start::Last)
+            .ok_or_else(|| format!("expected end, oldest or last:N with N at least 1 (e.g. last:100), not {value:?}")),
     }
 }

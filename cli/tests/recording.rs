@@ -806,3 +806,42 @@ with open(sys.argv[1], "rb") as f:
     assert_eq!(read["kinds"], serde_json::json!([kind]));
     assert_eq!(read["metadata"]["messages"], messages.to_string());
 }
+
+#[test]
+fn echo_from_history_prints_what_the_rings_hold_first() {
+    let name = unique_name("echo-history");
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..10 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    let seqs = |out: &str| -> Vec<u64> {
+        out.lines()
+            .map(|line| json(line)["fields"]["seq"].as_u64().unwrap())
+            .collect()
+    };
+    // The last 3 held, then (after it joined) the live stream.
+    let mut echo = start(&["echo", &name, "--json", "--from", "last:3", "--count", "5"]);
+    wait_for_subscribers(&name, 1);
+    for seq in 10..12 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    assert!(exit_of(&mut echo.0).success());
+    assert_eq!(seqs(&outputs(&mut echo.0).0), [7, 8, 9, 10, 11]);
+    // Everything held.
+    let mut echo = start(&["echo", &name, "--json", "--from", "oldest", "--count", "12"]);
+    assert!(exit_of(&mut echo.0).success());
+    assert_eq!(seqs(&outputs(&mut echo.0).0), (0..12).collect::<Vec<_>>());
+
+    // History is for lossy readers; a tethered one is refused, saying so.
+    let (code, err) = failing(&["echo", &name, "--from", "oldest", "--tethered"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("only a lossy reader of a Fanout channel starts at history"),
+        "{err}"
+    );
+    for from in ["last:0", "first", "last:x"] {
+        let (code, err) = failing(&["echo", &name, "--from", from]);
+        assert_eq!(code, Some(2), "{from}: {err}");
+    }
+}

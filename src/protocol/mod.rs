@@ -12,11 +12,13 @@
 //! - [`ordered`]: global sequence numbers, the subscriber's merge, and declaring numbers lost;
 //! - [`overrun`]: lossy subscribers: the overwrite frontier, torn copies, the restart mark, demotion;
 //! - [`wake`]: sleeping subscribers and the publishers that wake them;
-//! - [`handoff`]: slots changing hands (claim, take-over of a dead holder, reap, release).
+//! - [`handoff`]: slots changing hands (claim, take-over of a dead holder, reap, release);
+//! - [`history`]: a joining lossy subscriber walking a ring back from its tail.
 
 use std::sync::atomic::Ordering;
 
 pub mod handoff;
+pub mod history;
 pub mod ordered;
 pub mod overrun;
 pub mod ring;
@@ -25,6 +27,7 @@ pub mod wake;
 #[cfg(any(loom, salias_testing))]
 pub use crate::wire::layout::{OverwriteWords, WakeWords};
 pub use handoff::*;
+pub use history::*;
 pub use ordered::*;
 pub use overrun::*;
 pub use ring::*;

@@ -85,7 +85,8 @@ pub struct Losses {
 pub struct Loss {
     /// The publisher slot whose ring overran it.
     pub publisher_slot: usize,
-    /// The ring positions (bytes) skipped: from where it was to where it started again.
+    /// The ring positions (bytes) skipped: from where it was to where it started again
+    /// (empty for the messages a history join asked for that the ring no longer held).
     pub positions: Range<u64>,
     /// How many messages those positions held.
     pub messages: u64,
@@ -125,16 +126,36 @@ impl<V, M: Mode> std::ops::Deref for Copied<V, M> {
 }
 
 impl<T: Payload, M: Mode> LossySubscriber<T, M> {
-    pub(crate) fn new(shared: std::sync::Arc<Shared>) -> Result<Self> {
-        Ok(Self::wrap(Subscriber::new(shared, None, true)?))
+    pub(crate) fn new(shared: std::sync::Arc<Shared>, start: super::Start) -> Result<Self> {
+        Ok(Self::wrap(Subscriber::new(shared, None, true, start)?))
     }
 
-    fn wrap(inner: Subscriber<T, M, Fanout>) -> Self {
+    fn wrap(mut inner: Subscriber<T, M, Fanout>) -> Self {
         let rings = inner.readers.len();
+        let mut losses = Losses::default();
+        let mut missed_before = vec![0; rings].into_boxed_slice();
+        // FIFO, joined with `Start::Last(n)`: what a ring no longer held of its last n,
+        // reported before that ring's first message.
+        for (ring, &lost) in std::mem::take(&mut inner.history_missed).iter().enumerate() {
+            if lost > 0 {
+                let head = inner.readers[ring].head;
+                missed_before[ring] = lost;
+                losses.events += 1;
+                losses.messages = losses.messages.saturating_add(lost);
+                losses.last = Some(Loss {
+                    publisher_slot: ring,
+                    positions: head..head,
+                    messages: lost,
+                });
+            }
+        }
+        if losses.messages > 0 {
+            inner.publish_missed(losses.messages);
+        }
         LossySubscriber {
             inner,
-            losses: Losses::default(),
-            missed_before: vec![0; rings].into_boxed_slice(),
+            losses,
+            missed_before,
         }
     }
 

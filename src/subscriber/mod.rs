@@ -34,6 +34,7 @@ use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUB
 use crate::wire::ring::{FrameAt, ReadOnly, Ring};
 
 mod health;
+mod history;
 mod lossy;
 mod overrun;
 mod presence;
@@ -43,6 +44,7 @@ mod received;
 mod recv;
 mod select;
 
+pub use history::Start;
 pub use lossy::{Copied, Loss, Losses, LossySubscriber};
 pub use received::{MessageInfo, Received, ReceivedBytes};
 
@@ -196,6 +198,9 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     demoted: bool,
     /// Whether it expects publishers, to report when every one is gone (`presence`).
     presence: presence::Presence,
+    /// FIFO, joined with `Start::Last(n)`: per ring, the messages of the last `n` the ring
+    /// no longer held, which the lossy subscriber reports before that ring's first.
+    history_missed: Box<[u64]>,
     _marker: KindMarker<T, M, K>,
 }
 
@@ -204,7 +209,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
     ///
     /// A `lossy` one (fanout only) is one publishers never wait for.
-    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>, lossy: bool) -> Result<Self> {
+    /// A lossy one starts where `start` says (tethered ones at the end: `Start::End`).
+    pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>, lossy: bool, start: Start) -> Result<Self> {
         shared.check_health()?;
         let readiness = Readiness::new(Line::Messages, None, &shared.name)?;
         // Registered before the claim: a process's first registration waits for every CPU
@@ -259,11 +265,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             tether: K::FANOUT && !lossy && shared.tether_timeout.is_some(),
             demoted: false,
             presence: presence::Presence::new(),
+            history_missed: Box::default(),
             _marker: KindMarker::default(),
             shared,
         };
         // On failure `subscriber` drops, which frees the slot.
-        subscriber.attach()?;
+        subscriber.attach(start)?;
         subscriber.note_publishers_at_join();
         // Publishers refused for want of a subscriber (`NoSubscriber`) and armed look again.
         crate::wait::wake_everyone(subscriber.room.get());
@@ -271,7 +278,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     /// Sets up the per-ring readers at this slot's starting positions.
-    pub(super) fn attach(&mut self) -> Result<()> {
+    pub(super) fn attach(&mut self, start: Start) -> Result<()> {
         let shared = &*self.shared;
         let rings = shared.publishers as usize;
         let mut heads = Vec::with_capacity(rings);
@@ -342,9 +349,16 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }
         self.readers = readers.into_boxed_slice();
         self.counts = vec![RingCount::default(); rings].into_boxed_slice();
+        let tails: Vec<u64> = self.readers.iter().map(|reader| reader.head).collect();
+        // History is for lossy subscribers: their reading protocol checks every frame
+        // against overwrites, which is what makes starting behind the tail safe.
+        let went_back = if self.lossy { self.rewind(start) } else { vec![0; rings] };
         if !M::ORDERED && (self.lossy || self.tether) {
             // What it may miss one day is counted from here.
             self.count_from_marks()?;
+        }
+        if let (false, Start::Last(n)) = (M::ORDERED || !self.lossy, start) {
+            self.history_missed = self.history_shortfall(n, &went_back, &tails);
         }
         Ok(())
     }
