@@ -57,6 +57,17 @@ Msg64 message(std::uint64_t seq) {
   return m;
 }
 
+// What a refused offer does before it tries again, as the Rust roles' std::hint::spin_loop():
+// a pause, so a publisher that finds no room does not keep the line its subscriber is
+// releasing room on away from it.
+inline void spin_loop() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 void check(const Msg64& m, std::uint64_t expected) {
   if (m.seq != expected || m.producer != 0 || m.words[5] != m.seq) {
     fail("message " + std::to_string(expected) + " arrived as seq " + std::to_string(m.seq));
@@ -135,9 +146,13 @@ void publish(const std::string& name, std::uint64_t count, bool batched) {
     if (batched) {
       std::size_t n = std::min<std::uint64_t>(batch.size(), count - seq);
       for (std::size_t i = 0; i < n; ++i) batch[i] = message(seq + i);
-      seq += publisher.offer_batch(std::span<const Msg64>(batch.data(), n));
+      std::size_t published = publisher.offer_batch(std::span<const Msg64>(batch.data(), n));
+      if (published == 0) spin_loop();
+      seq += published;
     } else if (publisher.offer(message(seq))) {
       ++seq;
+    } else {
+      spin_loop();
     }
   }
   std::uint64_t elapsed = now_ns() - started;
@@ -190,6 +205,7 @@ void ping_pong(const std::string& name, std::uint64_t count, bool pinger) {
     if (pinger) {
       if (i % 16 == 0) stamps.push_back(now_ns());
       while (!publisher.offer(message(i))) {
+        spin_loop();
       }
     }
     for (;;) {
@@ -201,6 +217,7 @@ void ping_pong(const std::string& name, std::uint64_t count, bool pinger) {
     }
     if (!pinger) {
       while (!publisher.offer(message(i))) {
+        spin_loop();
       }
     }
   }
