@@ -354,6 +354,45 @@ impl<T: Payload, M: Mode> Channel<T, M, Fanout> {
     pub fn lossy_subscriber_from(&self, start: Start) -> Result<LossySubscriber<T, M>> {
         LossySubscriber::new(self.shared.clone(), start)
     }
+
+    /// A tethered subscriber that starts where `start` says, as
+    /// [`lossy_subscriber_from`](Self::lossy_subscriber_from), and then loses nothing: from
+    /// the moment it joins, publishers hold back for it from its starting point, as they
+    /// do for any tethered subscriber from where it stands. How far back it reaches is
+    /// what no publisher can be overwriting as it joins: each ring less the quarter of the
+    /// publication window a publisher writes ahead of its tail (three quarters of a ring
+    /// by default). With a window smaller than the history it takes, publishers wait
+    /// until it has read its way to within a window of their tails.
+    ///
+    /// What a ring no longer held is reported, never guessed: Ordered, the numbers of the
+    /// last `n` no ring holds are a gap before the first message; FIFO, how many of each
+    /// publisher's last `n` were gone is [`Subscriber::history_missed`].
+    ///
+    /// ```
+    /// # let name = format!("doc-subscriber-from-{}", std::process::id());
+    /// use salias::receive::Start;
+    /// let channel = salias::RawFifoFanout::create(&salias::Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// for message in [&b"one"[..], b"two", b"three"] {
+    ///     publisher.offer(message)?;
+    /// }
+    /// let mut late = channel.subscriber_from(Start::Oldest)?;
+    /// assert_eq!(&*late.try_recv()?.expect("history"), b"one");
+    /// // Asked for the last five: only three were ever sent, so none is missing.
+    /// let late = channel.subscriber_from(Start::Last(5))?;
+    /// assert_eq!(late.history_missed(), [0]);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    pub fn subscriber_from(&self, start: Start) -> Result<Subscriber<T, M, Fanout>> {
+        Subscriber::new(self.shared.clone(), None, false, start)
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Channel<T, M, K> {
+    /// The mapped channel, for the handles and readers made from it.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
 }
 
 impl<M: Mode, K: Topology> Channel<Bytes, M, K> {

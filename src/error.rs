@@ -263,6 +263,8 @@ pub enum Error {
     SlotOutOfRange {
         /// The channel name.
         name: String,
+        /// Whose slots: publisher or subscriber.
+        role: Role,
         /// The slot index asked for.
         slot: usize,
         /// How many slots the channel has.
@@ -500,9 +502,14 @@ impl fmt::Display for Error {
                 f,
                 "subscriber slot {slot} of channel {name:?} is held by live process {holder_pid}; pick another slot or let `subscriber()` choose a free one"
             ),
-            Error::SlotOutOfRange { name, slot, slots } => write!(
+            Error::SlotOutOfRange {
+                name,
+                role,
+                slot,
+                slots,
+            } => write!(
                 f,
-                "channel {name:?} has subscriber slots 0 to {}, not {slot}; create it with more `subscribers` or pick a lower slot",
+                "channel {name:?} has {role} slots 0 to {}, not {slot}; create it with more `{role}s` or pick a lower slot",
                 slots.saturating_sub(1)
             ),
             Error::Publish(error) => error.fmt(f),

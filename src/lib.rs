@@ -253,6 +253,7 @@ mod fault;
 mod fnv;
 mod handle_error;
 pub mod kind;
+mod latest;
 pub mod message;
 mod platform;
 mod prefetch;

@@ -1,7 +1,8 @@
-//! Joining with history: a lossy Fanout subscriber that starts at the oldest message the
-//! rings hold, or at the last N, receives exactly that and then the live stream; racing a
-//! publisher that laps the ring in another process, it receives from its start or reports
-//! exactly what it missed.
+//! Joining with history: a Fanout subscriber that starts at the oldest message the rings
+//! hold, or at the last N, receives exactly that and then the live stream. Racing a
+//! publisher that laps the ring in another process, a lossy one receives from its start or
+//! reports exactly what it missed, and a tethered one misses nothing: publishers hold back
+//! for it from its start.
 
 mod support;
 
@@ -186,6 +187,110 @@ fn ordered_history_is_in_order_and_a_gap_says_what_is_gone() {
 }
 
 #[test]
+fn a_tethered_joiner_holds_its_history_and_the_publisher_waits_for_it() {
+    let name = unique_name("history-tethered");
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name).capacity(CAPACITY).publishers(2)).unwrap();
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    for seq in 0..2_000 {
+        publishers[0].offer(&Sample::new(0, seq)).unwrap();
+    }
+    for seq in 0..7 {
+        publishers[1].offer(&Sample::new(1, seq)).unwrap();
+    }
+    let mut late = channel.subscriber_from(Start::Oldest).unwrap();
+    // From the join on, publisher 0 may not overwrite what the joiner has not read: it
+    // runs into backpressure before it laps the history.
+    let mut seq = 2_000;
+    while publishers[0].offer(&Sample::new(0, seq)).is_ok() {
+        seq += 1;
+        assert!(seq < 2_000 + 2 * (CAPACITY / FRAME) as u64, "never held back");
+    }
+    let mut next = [None::<u64>; 2];
+    let mut held = [0u64; 2];
+    while let Some(message) = late.try_recv().unwrap() {
+        let slot = message.publisher_slot();
+        let sample = *message;
+        assert_eq!(sample, Sample::new(slot as u64, sample.seq));
+        if let Some(expected) = next[slot] {
+            assert_eq!(sample.seq, expected, "a tethered joiner misses nothing");
+        }
+        next[slot] = Some(sample.seq + 1);
+        held[slot] += u64::from(sample.seq < 2_000);
+    }
+    assert_eq!(next, [Some(seq), Some(7)]);
+    assert_eq!(held[1], 7);
+    let ring = (CAPACITY / FRAME) as u64;
+    assert!(
+        held[0] >= ring * 3 / 4 - 2 && held[0] <= ring,
+        "{} of a ring of {ring}",
+        held[0]
+    );
+    // Read, released: the publisher goes on.
+    publishers[0].offer(&Sample::new(0, seq)).unwrap();
+    assert_eq!(late.try_recv().unwrap().map(|m| m.seq), Some(seq));
+}
+
+#[test]
+fn tethered_last_n_says_what_each_ring_no_longer_held() {
+    let name = unique_name("history-tethered-last");
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name).capacity(CAPACITY).publishers(2)).unwrap();
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    for seq in 0..1_000 {
+        publishers[0].offer(&Sample::new(0, seq)).unwrap();
+    }
+    for seq in 0..3 {
+        publishers[1].offer(&Sample::new(1, seq)).unwrap();
+    }
+    let drain = |late: &mut salias::Subscriber<Sample, salias::Fifo, salias::Fanout>| {
+        let mut got: [Vec<u64>; 2] = Default::default();
+        while let Some(message) = late.try_recv().unwrap() {
+            got[message.publisher_slot()].push(message.seq);
+        }
+        got
+    };
+    let mut late = channel.subscriber_from(Start::Last(5)).unwrap();
+    assert_eq!(late.history_missed(), [0, 0]);
+    assert_eq!(drain(&mut late), [(995..1_000).collect::<Vec<_>>(), vec![0, 1, 2]]);
+    drop(late);
+    let mut late = channel.subscriber_from(Start::Last(900)).unwrap();
+    let got = drain(&mut late);
+    let missed = late.history_missed()[0];
+    assert_eq!(late.history_missed()[1], 0);
+    assert_eq!(got[1], [0, 1, 2]);
+    assert_eq!(got[0].len() as u64 + missed, 900);
+    assert_eq!(got[0], (1_000 - got[0].len() as u64..1_000).collect::<Vec<_>>());
+    assert!(missed > 0, "a ring of {} frames cannot hold 900", CAPACITY / FRAME);
+}
+
+#[test]
+fn tethered_ordered_history_is_in_order_and_a_gap_says_what_is_gone() {
+    let name = unique_name("history-tethered-ordered");
+    let channel = OrderedFanout::<Sample>::create(&Config::new(&name).capacity(CAPACITY).publishers(2)).unwrap();
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    for n in 0..1_200u64 {
+        let p = usize::from(n % 4 == 3);
+        publishers[p].offer(&Sample::new(p as u64, n)).unwrap();
+    }
+    let mut late = channel.subscriber_from(Start::Oldest).unwrap();
+    let mut numbers = Vec::new();
+    while let Some(message) = late.try_recv().unwrap() {
+        assert_eq!(message.gap_before(), 0);
+        assert_eq!(message.sequence(), message.seq);
+        numbers.push(message.seq);
+    }
+    let first = numbers[0];
+    assert!(first > 0, "publisher 0's ring was lapped");
+    assert_eq!(numbers, (first..1_200).collect::<Vec<_>>());
+    drop(late);
+
+    let mut late = channel.subscriber_from(Start::Last(1_100)).unwrap();
+    let message = late.try_recv().unwrap().unwrap();
+    assert_eq!((message.sequence(), message.gap_before()), (first, first - 100));
+    drop(message);
+    assert_eq!(late.gaps().last, Some(100..first));
+}
+
+#[test]
 fn a_joiner_racing_a_publisher_that_laps_the_ring_loses_nothing_unreported() {
     const TEST: &str = "a_joiner_racing_a_publisher_that_laps_the_ring_loses_nothing_unreported";
     if role().is_some() {
@@ -255,6 +360,25 @@ fn a_joiner_racing_a_publisher_that_laps_the_ring_loses_nothing_unreported() {
                             received += 1;
                         }
                     }};
+                }
+                // Tethered: nothing missed at all, from wherever it started.
+                match (&fifo, &sequenced) {
+                    (Some(channel), _) => check!(channel.subscriber_from(start).unwrap(), |m: &salias::Received<
+                        Sample,
+                        salias::Fifo,
+                        salias::Fanout,
+                    >| (
+                        m.seq, 0
+                    )),
+                    (_, Some(channel)) => check!(channel.subscriber_from(start).unwrap(), |m: &salias::Received<
+                        Sample,
+                        salias::Ordered,
+                        salias::Fanout,
+                    >| (
+                        m.sequence(),
+                        0
+                    )),
+                    _ => unreachable!(),
                 }
                 match (&fifo, &sequenced) {
                     (Some(channel), _) => check!(

@@ -166,6 +166,48 @@ fn cursor_outside_the_ring_is_an_error_for_the_publisher() {
     assert!(what.contains("cursor in ring 0 is 0"), "{what}");
 }
 
+/// Fanout: a cursor more than a ring behind is what a subscriber joining with history may
+/// store for a moment (a start its publisher has lapped since it read the tail). The
+/// publisher holds at its tail until the cursor moves on, as behind a slow subscriber,
+/// instead of failing; a cursor ahead of it is still an error.
+#[test]
+fn fanout_cursor_a_ring_behind_holds_the_publisher_and_one_ahead_is_an_error() {
+    let name = unique_name("hostile-fanout-cursor");
+    let channel = salias::FifoFanout::<Sample>::create(&Config::new(&name).capacity(4096).subscribers(1)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let cursor = raw.cursor(0, 1, 0);
+    let mut publisher = channel.publisher().unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    for seq in 0..200 {
+        publisher.send(&Sample::new(0, seq)).unwrap();
+        assert_eq!(subscriber.try_recv().unwrap().map(|m| m.seq), Some(seq));
+    }
+    raw.set_control(cursor, 0);
+    let mut seq = 200;
+    let refused = loop {
+        match publisher.offer(&Sample::new(0, seq)) {
+            Ok(()) => seq += 1,
+            Err(refused) => break refused,
+        }
+    };
+    // Held at its next limit refresh (every quarter ring), not when the ring filled.
+    assert!(seq <= 200 + 4096 / 4 / 80, "held only after {} messages", seq - 200);
+    assert_eq!(refused, PublishError::Backpressured);
+    // Reading releases: the cursor moves on, and so does the publisher.
+    while subscriber.try_recv().unwrap().is_some() {}
+    publisher.offer(&Sample::new(0, seq)).unwrap();
+    raw.set_control(cursor, 1 << 40);
+    let refused = loop {
+        if let Err(refused) = publisher.offer(&Sample::new(0, seq)) {
+            break refused;
+        }
+        while subscriber.try_recv().unwrap().is_some() {}
+        raw.set_control(cursor, 1 << 40);
+    };
+    let what = fault_what(Err::<(), _>(refused), PublishError::Corrupt, publisher.fault());
+    assert!(what.contains("cursor in ring 0 is 1099511627776"), "{what}");
+}
+
 #[test]
 fn misaligned_cursor_is_an_error_for_the_subscriber() {
     let name = unique_name("hostile-align");

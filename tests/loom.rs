@@ -2,8 +2,9 @@
 //! ordered merge with gap detection, a sole sequence taker handing over to a joiner, the sleep/wake handshake, a publisher slot
 //! changing hands (released, or taken over from a dead holder whose tail is recovered), a
 //! subscriber deciding that its last publisher has gone,
-//! a lossy subscriber's overrun detection (a reader racing a writer that laps it), and a
-//! subscriber joining with history walking back a ring its publisher is lapping.
+//! a lossy subscriber's overrun detection (a reader racing a writer that laps it), a
+//! subscriber joining with history walking back a ring its publisher is lapping, and a
+//! tethered one holding the history it joined with.
 //!
 //! The models run salias's own protocol functions (`salias::protocol`) on a heap-backed
 //! ring: loom atomics stand in for the shared words and `loom::cell::UnsafeCell` for frame
@@ -27,7 +28,9 @@
 //! ignores a live holder (two publishers in one ring); a lossy reader that skips the
 //! frontier re-check after its copy, or a publisher without its fence after storing the
 //! frontier (a torn copy accepted); a history walk that keeps the frames its publisher may
-//! have overwritten (a torn frame returned).
+//! have overwritten (a torn frame returned); a tethered join holding a whole ring of
+//! history instead of a ring less the publisher's step (a frame read while overwritten),
+//! or a publisher that takes a cursor it already lapped for a bad one (a refused join).
 //!
 //! The wake models run the fences that run in the channel where loom can express them:
 //! a publisher outside the sleepers' barrier runs its real `full_fence`; a sleeper's
@@ -118,6 +121,8 @@ struct Publisher {
     /// models that.
     sole_taker: AtomicU64,
     fanout: bool,
+    /// Fanout: how far past its tail it ever writes (`Shared::frontier_step`); `None`, a ring.
+    step: Option<u64>,
     tail: u64,
     limit: u64,
 }
@@ -129,6 +134,7 @@ impl Publisher {
             sequence,
             sole_taker: AtomicU64::new(0),
             fanout,
+            step: None,
             tail: 0,
             limit: 0,
         }
@@ -138,6 +144,9 @@ impl Publisher {
         let capacity = self.ring.capacity();
         self.limit = protocol::write_limit(self.tail, capacity, capacity, self.fanout, &self.ring.cursors)
             .expect("honest cursors are always in range");
+        if let Some(step) = self.step {
+            self.limit = self.limit.min(self.tail + step);
+        }
     }
 
     fn words(&self) -> Option<SequenceWords<'_, AtomicU64>> {
@@ -218,16 +227,19 @@ impl Subscriber {
         }
     }
 
-    /// A fanout subscriber joining while publishers run.
-    fn join(rings: Vec<Arc<Ring>>, slot: usize) -> Subscriber {
+    /// A fanout subscriber joining while publishers run, holding up to `behind` frames of
+    /// history: it starts at the floor the join chose (one frame a position here, so
+    /// every position is a frame to walk back to).
+    fn join(rings: Vec<Arc<Ring>>, slot: usize, behind: u64) -> Subscriber {
         let mut subscriber = Subscriber::new(rings, None, slot);
         let rings = &subscriber.rings;
         let heads = &mut subscriber.heads;
         protocol::join(
             rings.len(),
+            behind,
             |ring| &rings[ring].tail,
             |ring| &rings[ring].cursors[slot],
-            |ring, head| heads[ring] = head,
+            |ring, _, floor| heads[ring] = floor,
         );
         subscriber
     }
@@ -409,7 +421,7 @@ fn fanout_join_while_publishing() {
                 publisher.send(value);
             }
         });
-        let mut subscriber = Subscriber::join(vec![ring], 0);
+        let mut subscriber = Subscriber::join(vec![ring], 0, 0);
         let start = subscriber.heads[0];
         let mut received = Vec::new();
         while subscriber.heads[0] < 4 {
@@ -420,6 +432,41 @@ fn fanout_join_while_publishing() {
         }
         producer.join().unwrap();
         assert_eq!(received, (start..4).collect::<Vec<_>>());
+        protocol::leave(&subscriber.rings[0].cursors[0]);
+    });
+}
+
+/// A tethered subscriber joins with history while its publisher laps a ring of four
+/// frames, writing at most one frame past its tail (its frontier step): it holds up to
+/// three frames back (`capacity - step`) and reads every position from its start
+/// whole, the publisher never overwriting one it has not released, and never taking a
+/// first choice of cursor it had already lapped for a bad one. Holding a whole ring back
+/// makes loom find the publisher writing a frame the joiner reads.
+#[test]
+fn a_tethered_history_join_holds_everything_from_its_start() {
+    const CAPACITY: usize = 4;
+    const STEP: u64 = 1;
+    const MESSAGES: u64 = 6;
+    check(|| {
+        let ring = Arc::new(Ring::new(CAPACITY, 1, CURSOR_IDLE));
+        let mut publisher = Publisher::new(ring.clone(), None, true);
+        publisher.step = Some(STEP);
+        let producer = thread::spawn(move || {
+            for value in 0..MESSAGES {
+                publisher.send(value);
+            }
+        });
+        let mut subscriber = Subscriber::join(vec![ring], 0, CAPACITY as u64 - STEP);
+        let start = subscriber.heads[0];
+        let mut received = Vec::new();
+        while subscriber.heads[0] < MESSAGES {
+            match subscriber.try_recv_fifo() {
+                Some((_, value)) => received.push(value),
+                None => thread::yield_now(),
+            }
+        }
+        producer.join().unwrap();
+        assert_eq!(received, (start..MESSAGES).collect::<Vec<_>>());
         protocol::leave(&subscriber.rings[0].cursors[0]);
     });
 }
@@ -1042,7 +1089,7 @@ fn a_history_join_racing_a_lapping_publisher_delivers_or_counts_exactly() {
         let publisher = lapping_publisher(&ring, FRAMES, Some(tail.clone()));
         let joined_at = protocol::reported_tail(&*tail);
         let mut copies = Vec::new();
-        let walked = protocol::walk_back(&ring.overwrite.frontier, CAPACITY, joined_at, None, |end, lowest| {
+        let walked = protocol::walk_back(&ring.overwrite.frontier, CAPACITY, joined_at, 0, None, |end, lowest| {
             // One frame per position here: the frame before `end` starts at `end - 1`.
             let at = end - 1;
             let slot = (at % CAPACITY) as usize;

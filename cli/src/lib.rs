@@ -153,7 +153,7 @@ enum Command {
         /// Where to start: end (what is published from now), oldest (every message the
         /// rings still hold first), or last:N (the last N of each publisher; Ordered, the
         /// last N sequence numbers); what the rings no longer hold of those is reported
-        /// missing. Lossy readers of Fanout channels only
+        /// missing. Fanout channels only
         #[arg(long, value_name = "WHERE", default_value = "end", value_parser = tap::parse_start)]
         from: salias::receive::Start,
         #[command(flatten)]
@@ -208,6 +208,10 @@ enum Command {
         /// Read lossy (Fanout only): never slow the feed; what is missed is recorded as lost
         #[arg(long)]
         lossy: bool,
+        /// Where to start, as for `echo` (Fanout only): end, oldest or last:N. Tethered,
+        /// what the rings still hold is recorded whole, and publishers wait from there
+        #[arg(long, value_name = "WHERE", default_value = "end", value_parser = tap::parse_start)]
+        from: salias::receive::Start,
         #[command(flatten)]
         trust: TrustArgs,
     },
@@ -427,6 +431,7 @@ where
             count,
             seconds,
             lossy,
+            from,
             trust,
         } => match utf8(vec![name]) {
             Ok(names) => {
@@ -435,6 +440,7 @@ where
                     count,
                     seconds,
                     lossy,
+                    from,
                 };
                 record::record(&names[0], &cli.trust.and(trust), &asked)
             }

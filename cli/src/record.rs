@@ -27,6 +27,7 @@ pub(crate) struct Record<'a> {
     pub count: Option<u64>,
     pub seconds: Option<std::time::Duration>,
     pub lossy: bool,
+    pub from: Start,
 }
 
 /// The file being written, and what was written to it.
@@ -50,7 +51,7 @@ pub(crate) fn record(name: &str, trust: &Trust, asked: &Record<'_>) -> Result<Do
     let existed = std::fs::symlink_metadata(output).is_ok();
     let file = File::create(output).map_err(|e| format!("cannot create {}: {e}", output.display()))?;
     let reading = if asked.lossy { Reading::Lossy } else { Reading::Tethered };
-    let mut opened = match tap::open(name, trust, Some(reading), Start::End) {
+    let mut opened = match tap::open(name, trust, Some(reading), asked.from) {
         Ok(opened) => opened,
         Err(problem) => {
             drop(file);

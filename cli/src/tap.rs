@@ -66,8 +66,9 @@ pub(crate) fn status(name: &str, trust: &Trust) -> Result<ChannelStatus, Error> 
 }
 
 /// Opens `name` for reading as `reading` asks; `None` asks for the command's default (lossy
-/// on Fanout; on Mpsc, the one subscriber slot). A lossy reader starts where `start` says;
-/// history is for lossy readers only (`Subscriber::lossy_subscriber_from`).
+/// on Fanout; on Mpsc, the one subscriber slot). A Fanout reader starts where `start` says
+/// (`Channel::subscriber_from`, `lossy_subscriber_from`); an Mpsc one where the last
+/// subscriber stopped.
 pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>, start: Start) -> Result<Opened, String> {
     let status = status(name, trust).map_err(|e| crate::commands::explain(name, &e))?;
     let fanout = status.kind.ends_with("Fanout");
@@ -82,15 +83,11 @@ pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>, start: S
         (None, true) => Reading::Lossy,
         (None, false) => Reading::Tethered,
     };
-    if start != Start::End && reading != Reading::Lossy {
+    if start != Start::End && !fanout {
         return Err(format!(
-            "{name:?}: only a lossy reader of a Fanout channel starts at history (--from {}); this one would read {}",
+            "{name:?} is {}: only a Fanout channel's readers start at history (--from {}); an Mpsc channel's one subscriber resumes where the last one stopped",
+            status.kind,
             describe_start(start),
-            if fanout {
-                "tethered (drop --tethered)"
-            } else {
-                "an Mpsc channel, whose one subscriber resumes where the last one stopped"
-            }
         ));
     }
     if !fanout {
@@ -100,8 +97,8 @@ pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>, start: S
         );
     }
     let tap = match status.kind.as_str() {
-        "FifoMpsc" => tethered::<Fifo, Mpsc>(name, trust),
-        "OrderedMpsc" => tethered::<Ordered, Mpsc>(name, trust),
+        "FifoMpsc" => mpsc::<Fifo>(name, trust),
+        "OrderedMpsc" => mpsc::<Ordered>(name, trust),
         "FifoFanout" => fanout_tap::<Fifo>(name, trust, reading, start),
         "OrderedFanout" => fanout_tap::<Ordered>(name, trust, reading, start),
         other => {
@@ -114,13 +111,13 @@ pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>, start: S
     Ok(Opened { tap, status, reading })
 }
 
-fn tethered<M: Mode, K: Topology>(name: &str, trust: &Trust) -> Result<Box<dyn Tap>, Error>
+fn mpsc<M: Mode>(name: &str, trust: &Trust) -> Result<Box<dyn Tap>, Error>
 where
-    Subscriber<Bytes, M, K>: Tethered,
+    Subscriber<Bytes, M, Mpsc>: Tethered,
 {
-    let channel = Channel::<Bytes, M, K>::connect_as_bytes_with(name, trust)?;
+    let channel = Channel::<Bytes, M, Mpsc>::connect_as_bytes_with(name, trust)?;
     // A subscriber keeps the channel's memory mapped; the handle itself can go.
-    Ok(Box::new(Held(channel.subscriber()?)))
+    Ok(Box::new(Held::new(channel.subscriber()?)))
 }
 
 fn fanout_tap<M: Mode>(name: &str, trust: &Trust, reading: Reading, start: Start) -> Result<Box<dyn Tap>, Error>
@@ -128,17 +125,28 @@ where
     Subscriber<Bytes, M, Fanout>: Tethered,
     LossySubscriber<Bytes, M>: Lossy,
 {
-    if reading == Reading::Tethered {
-        return tethered::<M, Fanout>(name, trust);
-    }
     let channel = Channel::<Bytes, M, Fanout>::connect_as_bytes_with(name, trust)?;
+    if reading == Reading::Tethered {
+        return Ok(Box::new(Held::new(channel.subscriber_from(start)?)));
+    }
     let subscriber = channel.lossy_subscriber_from(start)?;
     let buffer = vec![0; channel.max_message_size()];
     Ok(Box::new(Copying { subscriber, buffer }))
 }
 
-/// A tethered subscriber.
-struct Held<S>(S);
+/// A tethered subscriber, and per publisher slot what it reports missing before that
+/// slot's first message (FIFO, `--from last:N`: what the ring no longer held).
+struct Held<S> {
+    subscriber: S,
+    missed: Vec<u64>,
+}
+
+impl<S: Tethered> Held<S> {
+    fn new(subscriber: S) -> Self {
+        let missed = subscriber.history_missed().to_vec();
+        Held { subscriber, missed }
+    }
+}
 
 /// A lossy subscriber and the buffer it copies into.
 struct Copying<S> {
@@ -171,6 +179,7 @@ impl Source for MessageInfo<Ordered> {
 trait Tethered {
     fn take(&mut self, max: usize, wait: Duration, handle: &mut dyn FnMut(Tapped<'_>)) -> Result<usize, ReceiveError>;
     fn fault(&self) -> Option<Error>;
+    fn history_missed(&self) -> &[u64];
 }
 
 impl<M: Mode, K: Topology> Tethered for Subscriber<Bytes, M, K>
@@ -201,6 +210,10 @@ where
 
     fn fault(&self) -> Option<Error> {
         Subscriber::fault(self)
+    }
+
+    fn history_missed(&self) -> &[u64] {
+        Subscriber::history_missed(self)
     }
 }
 
@@ -241,11 +254,20 @@ where
 
 impl<S: Tethered> Tap for Held<S> {
     fn take(&mut self, max: usize, wait: Duration, handle: &mut dyn FnMut(Tapped<'_>)) -> Result<usize, ReceiveError> {
-        self.0.take(max, wait, handle)
+        if self.missed.iter().all(|&missed| missed == 0) {
+            return self.subscriber.take(max, wait, handle);
+        }
+        let missed = &mut self.missed;
+        self.subscriber.take(max, wait, &mut |mut tapped| {
+            if let Some(before) = missed.get_mut(tapped.slot) {
+                tapped.missed_before += std::mem::take(before);
+            }
+            handle(tapped)
+        })
     }
 
     fn fault(&self) -> Option<Error> {
-        self.0.fault()
+        self.subscriber.fault()
     }
 }
 

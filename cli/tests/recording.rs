@@ -807,6 +807,18 @@ with open(sys.argv[1], "rb") as f:
     assert_eq!(read["metadata"]["messages"], messages.to_string());
 }
 
+/// A recording's metadata, and the `seq` of each `Sample` it recorded, in file order.
+fn recorded_seqs(path: &Path) -> (Recorded, Vec<u64>) {
+    let read = read_back(path);
+    let seqs = read
+        .messages
+        .iter()
+        .filter(|logged| !logged.topic.ends_with("salias.losses"))
+        .map(|logged| u64::from_ne_bytes(logged.data[8..16].try_into().unwrap()))
+        .collect();
+    (read, seqs)
+}
+
 #[test]
 fn echo_from_history_prints_what_the_rings_hold_first() {
     let name = unique_name("echo-history");
@@ -833,11 +845,51 @@ fn echo_from_history_prints_what_the_rings_hold_first() {
     assert!(exit_of(&mut echo.0).success());
     assert_eq!(seqs(&outputs(&mut echo.0).0), (0..12).collect::<Vec<_>>());
 
-    // History is for lossy readers; a tethered one is refused, saying so.
-    let (code, err) = failing(&["echo", &name, "--from", "oldest", "--tethered"]);
+    // Tethered, the same history.
+    let mut echo = start(&[
+        "echo",
+        &name,
+        "--json",
+        "--from",
+        "oldest",
+        "--tethered",
+        "--count",
+        "12",
+    ]);
+    assert!(exit_of(&mut echo.0).success());
+    assert_eq!(seqs(&outputs(&mut echo.0).0), (0..12).collect::<Vec<_>>());
+    // A recording from the last 20: all 12 there ever were, and nothing lost (what was
+    // never published is not missing).
+    let path = temp_path("record-history");
+    let _removed = Removed(path.clone());
+    let file = path.to_str().unwrap();
+    let mut record = start(&["record", &name, "-o", file, "--from", "last:20", "--count", "12"]);
+    assert!(exit_of(&mut record.0).success(), "{}", outputs(&mut record.0).1);
+    let (read, recorded) = recorded_seqs(&path);
+    assert_eq!(recorded, (0..12).collect::<Vec<_>>());
+    assert_eq!(read.metadata["missed"], "0");
+    // A ring lapped many times holds less than the last 900: the rest is recorded lost.
+    let lapped = unique_name("record-history-lapped");
+    let channel = FifoFanout::<Sample>::create(&Config::new(&lapped).capacity(16 << 10)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..1_000 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    let mut record = start(&["record", &lapped, "-o", file, "--from", "last:900", "--seconds", "0.5"]);
+    assert!(exit_of(&mut record.0).success(), "{}", outputs(&mut record.0).1);
+    let (read, recorded) = recorded_seqs(&path);
+    let first = 1_000 - recorded.len() as u64;
+    assert!(first > 100, "a 16 KiB ring cannot hold 900 messages");
+    assert_eq!(recorded, (first..1_000).collect::<Vec<_>>());
+    assert_eq!(read.metadata["missed"], (first - 100).to_string());
+
+    // An Mpsc channel's one subscriber resumes where the last one stopped: no history.
+    let mpsc = unique_name("echo-history-mpsc");
+    let _channel = salias::FifoMpsc::<Sample>::create(&Config::new(&mpsc)).unwrap();
+    let (code, err) = failing(&["echo", &mpsc, "--from", "oldest"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("only a lossy reader of a Fanout channel starts at history"),
+        err.contains("only a Fanout channel's readers start at history"),
         "{err}"
     );
     for from in ["last:0", "first", "last:x"] {

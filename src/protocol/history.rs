@@ -10,14 +10,17 @@
 use super::Word;
 use super::overrun::overwritten;
 
-/// Walks back from `head` (a frame boundary, the ring's tail): `frame_before(end, lowest)`
-/// gives the frame ending at `end` that starts no lower than `lowest`, as
-/// `(position, sequence)`. At most `limit` frames (without one, all the ring holds), oldest
-/// first, each one the publisher had not overwritten when the walk ended.
+/// Walks back from `head` (a frame boundary, the ring's tail) to no lower than `floor`:
+/// `frame_before(end, lowest)` gives the frame ending at `end` that starts no lower than
+/// `lowest`, as `(position, sequence)`. At most `limit` frames (without one, all the ring
+/// holds), oldest first, each one the publisher had not overwritten when the walk ended.
+/// A tethered subscriber's `floor` is its cursor, which the publisher does not pass; a
+/// lossy one's is 0, and the frontier alone bounds the walk.
 pub fn walk_back<W: Word>(
     frontier: &W,
     capacity: u64,
     head: u64,
+    floor: u64,
     limit: Option<u64>,
     mut frame_before: impl FnMut(u64, u64) -> Option<(u64, u64)>,
 ) -> Vec<(u64, u64)> {
@@ -25,7 +28,8 @@ pub fn walk_back<W: Word>(
     // only saves looking at frames the check below would drop anyway.
     let lowest = frontier
         .load(std::sync::atomic::Ordering::Relaxed)
-        .saturating_sub(capacity);
+        .saturating_sub(capacity)
+        .max(floor);
     let mut frames = Vec::new();
     let mut boundary = head;
     while boundary > 0 && limit.is_none_or(|limit| (frames.len() as u64) < limit) {

@@ -78,7 +78,10 @@ pub struct BadCursor {
 
 /// Publisher at `tail`: how far it may write, given the cursors of the ring's
 /// subscriber slots: `slowest + window`. In fanout mode, idle and lossy slots (cursors at
-/// or above `CURSOR_UNTETHERED`) are skipped.
+/// or above `CURSOR_UNTETHERED`) are skipped, and a cursor more than a ring behind counts
+/// as exactly a ring behind: a subscriber joining with history (`join`) may store a start
+/// this publisher has already lapped, and moves it on as soon as it sees the tail. Until
+/// then the publisher holds at its tail, as behind any subscriber that stopped reading.
 #[inline]
 pub fn write_limit<'w, W: Word + 'w>(
     tail: u64,
@@ -99,36 +102,50 @@ pub fn write_limit<'w, W: Word + 'w>(
         if fanout && cursor >= CURSOR_UNTETHERED {
             continue;
         }
-        if cursor > tail || tail - cursor > capacity {
+        if cursor > tail || (!fanout && tail - cursor > capacity) {
             return Err(BadCursor { subscriber, cursor });
         }
-        slowest = slowest.min(cursor);
+        slowest = slowest.min(cursor.max(tail.saturating_sub(capacity)));
     }
     Ok(slowest + window)
 }
 
 /// Fanout subscriber joining: picks a starting position in each of `rings` rings and
-/// publishes it as the slot's cursor, such that no publisher overwrites anything from
-/// there on before this subscriber releases it. Returns the starting positions through
-/// `start(ring, position)`.
+/// publishes the slot's cursors, such that no publisher overwrites anything from there on
+/// before this subscriber releases it. `start(ring, head, floor)` receives each ring's
+/// tail as seen after the handshake (`head`) and the cursor stored (`floor`): everything
+/// from `floor` on is held, up to `behind` bytes before `head` for a join with history.
+///
+/// `behind` is at most `capacity - step`, where `step` is how far past its tail a fanout
+/// publisher ever writes (`Shared::frontier_step`): a publisher whose limit refresh missed
+/// our cursor wrote below at most `tail + step - capacity`, where `tail` is what it last
+/// reported, which we re-read after our fence.
 pub fn join<'w, W: Word + 'w>(
     rings: usize,
+    behind: u64,
     tail: impl Fn(usize) -> &'w W,
     cursor: impl Fn(usize) -> &'w W,
-    mut start: impl FnMut(usize, u64),
+    mut start: impl FnMut(usize, u64, u64),
 ) {
     // SYNC POINT subscriber-join (subscriber side): publish a starting cursor, fence,
     // then re-read each publisher's progress. A publisher whose limit refresh missed our
-    // cursor refreshed before our fence, so the position we re-read is at or past
-    // everything that refresh let it overwrite: starting there is safe.
+    // cursor refreshed before our fence, so the position we re-read bounds everything
+    // that refresh let it overwrite: `behind` before it is safe. One whose refresh saw the
+    // cursor holds there (or, if it had already lapped it, at its tail: `write_limit`).
+    let mut first = Vec::with_capacity(rings);
     for ring in 0..rings {
-        release(cursor(ring), reported_tail(tail(ring)));
+        let floor = reported_tail(tail(ring)).saturating_sub(behind);
+        release(cursor(ring), floor);
+        first.push(floor);
     }
     W::fence(Ordering::SeqCst);
-    for ring in 0..rings {
+    for (ring, first) in first.into_iter().enumerate() {
         let head = reported_tail(tail(ring));
-        release(cursor(ring), head);
-        start(ring, head);
+        // Only ever forward from the first cursor: a refresh that saw it may have let its
+        // publisher write up to it, and none wrote past this floor meanwhile.
+        let floor = head.saturating_sub(behind).max(first).min(head);
+        release(cursor(ring), floor);
+        start(ring, head, floor);
     }
 }
 

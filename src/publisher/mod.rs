@@ -38,7 +38,6 @@ use crate::protocol;
 use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
-use crate::wire::frame::round_up;
 use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 use crate::wire::ring::{Ring, Writable};
 
@@ -126,16 +125,6 @@ struct WriteState {
     frontier: u64,
 }
 
-/// A lossy subscriber takes every position below `frontier - capacity` as overwritten, so
-/// a frontier that ran a whole window ahead of the tail would count unread frames just
-/// behind the tail as lost. Kept to a quarter window (never below one largest frame, which
-/// must fit), a lossy reader within `capacity - window / 4` bytes of the tail loses
-/// nothing, for one more limit refresh per quarter window.
-fn frontier_step(shared: &Shared) -> u64 {
-    let largest = round_up(shared.header_len + shared.max_message_len, shared.frame_align);
-    (shared.window / 4).max(largest).min(shared.window) as u64
-}
-
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         shared.check_health()?;
@@ -187,7 +176,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 frontier: shared.publisher_slot(slot).overwrite.frontier.load(Ordering::Relaxed),
             }),
             window: shared.window as u64,
-            frontier_step: frontier_step(&shared),
+            frontier_step: shared.frontier_step(),
             max_len: shared.max_message_len,
             progress,
             wake,

@@ -152,6 +152,19 @@ impl Shared {
         }
     }
 
+    /// Fanout: how far past its tail a publisher ever writes (it caps its write limit
+    /// there, and publishes each raise as its overwrite frontier). A lossy subscriber takes
+    /// every position below `frontier - capacity` as overwritten, so a frontier that ran a
+    /// whole window ahead of the tail would count unread frames just behind the tail as
+    /// lost. Kept to a quarter window (never below one largest frame, which must fit), a
+    /// lossy reader within `capacity - window / 4` bytes of the tail loses nothing, for one
+    /// more limit refresh per quarter window; and what lies within `capacity - step` of a
+    /// tail is history a joining subscriber can still hold (`protocol::join`).
+    pub(crate) fn frontier_step(&self) -> u64 {
+        let largest = crate::wire::frame::round_up(self.header_len + self.max_message_len, self.frame_align);
+        (self.window / 4).max(largest).min(self.window) as u64
+    }
+
     pub(crate) fn ring(&self, publisher: usize) -> &MagicRing {
         &self.rings[publisher]
     }

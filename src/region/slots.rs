@@ -109,6 +109,7 @@ impl Shared {
         if index >= self.subscribers as usize {
             return Err(Error::SlotOutOfRange {
                 name: self.name.clone(),
+                role: Role::Subscriber,
                 slot: index,
                 slots: self.subscribers,
             });

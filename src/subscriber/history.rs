@@ -1,5 +1,5 @@
-//! Joining with history: a lossy Fanout subscriber that starts at the oldest message the
-//! rings still hold, or at the last N, instead of at the end.
+//! Joining with history: a Fanout subscriber that starts at the oldest message the rings
+//! still hold, or at the last N, instead of at the end.
 //!
 //! Frames carry no link to the frame before them, but each one's commit word is its own
 //! position XOR a key, and a frame's length says where it ends. So the frame before a
@@ -12,6 +12,11 @@
 //! checks every frame it copies, and an overrun restarts at the publisher's mark with the
 //! exact count of what it skipped, as for any lossy subscriber.
 //!
+//! A tethered subscriber first holds each ring from a floor (`protocol::join`: as far
+//! back as no publisher can be overwriting), then walks back no lower than it and moves
+//! its cursor on to where it starts; from there, publishers wait for it as for any
+//! tethered subscriber, so it loses nothing.
+//!
 //! What is no longer there is reported, never guessed: FIFO, the messages of the last N a
 //! ring no longer holds are a loss before that ring's first message; Ordered, the numbers
 //! of the last N no ring holds any more are a gap before the first message.
@@ -20,6 +25,7 @@ use crate::kind::{Mode, Topology};
 use crate::message::{Frame, Payload};
 use crate::protocol;
 use crate::wire::frame::{self, RawHeader};
+use crate::wire::ring::{ReadOnly, Ring};
 
 use super::Subscriber;
 
@@ -51,6 +57,10 @@ pub enum Start {
     Oldest,
     /// At the last `n` messages of each publisher (FIFO), or the last `n` sequence
     /// numbers (Ordered); those no longer held are reported missing.
+    ///
+    /// Either kind of subscriber reaches back as far as no publisher can be overwriting:
+    /// each ring less the step a publisher writes ahead of its tail (three quarters of a
+    /// ring by default).
     Last(u64),
 }
 
@@ -60,49 +70,65 @@ pub(super) struct Walked {
     pub frames: Vec<(u64, u64)>,
 }
 
+/// The committed frame of `view` (a ring of `Frame<T, M>` frames whose messages are
+/// `fixed_len` long, or at most `max_len`) that ends exactly at `end` and starts no lower
+/// than `lowest`, if there is one: its position and header. Every word is read atomically;
+/// the caller trusts the result only as far as the frontier says.
+pub(crate) fn frame_before<T: Payload, M: Mode>(
+    view: Ring<ReadOnly>,
+    fixed_len: Option<usize>,
+    max_len: usize,
+    end: u64,
+    lowest: u64,
+) -> Option<(u64, RawHeader)> {
+    let shape = Frame::<T, M>::SHAPE;
+    let align = shape.align() as u64;
+    // A frame is at least an empty message's and at most the largest message's or a
+    // hole's length; every start between is a multiple of the alignment.
+    let largest = match fixed_len {
+        Some(fixed) => fixed.max(if M::ORDERED { frame::HOLE_LEN } else { 0 }),
+        None => max_len.max(frame::HOLE_LEN),
+    };
+    let (shortest, longest) = (shape.len(0) as u64, shape.len(largest) as u64);
+    let mut back = shortest;
+    while back <= longest {
+        let at = end.checked_sub(back).filter(|&at| at >= lowest)?;
+        back += align;
+        if !protocol::is_committed(view.commit_word(at), at) {
+            continue;
+        }
+        let header = view.racing_header(at, shape);
+        let fits = match (header.flags, fixed_len) {
+            (frame::FLAG_HOLE, _) => M::ORDERED && header.len == frame::HOLE_LEN,
+            (0, Some(fixed)) => header.len == fixed,
+            (0, None) => header.len <= max_len,
+            _ => false,
+        };
+        if fits && at + shape.len(header.len) as u64 == end {
+            return Some((at, header));
+        }
+    }
+    None
+}
+
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// The committed frame of `ring` that ends exactly at `end` and starts no lower than
     /// `lowest`, if there is one: its position and header.
     fn frame_before(&self, ring: usize, end: u64, lowest: u64) -> Option<(u64, RawHeader)> {
-        let shape = Frame::<T, M>::SHAPE;
-        let view = self.readers[ring].ring;
-        let align = shape.align() as u64;
-        // A frame is at least an empty message's and at most the largest message's or a
-        // hole's length; every start between is a multiple of the alignment.
-        let largest = match self.fixed_len {
-            Some(fixed) => fixed.max(if M::ORDERED { frame::HOLE_LEN } else { 0 }),
-            None => self.max_len.max(frame::HOLE_LEN),
-        };
-        let (shortest, longest) = (shape.len(0) as u64, shape.len(largest) as u64);
-        let mut back = shortest;
-        while back <= longest {
-            let at = end.checked_sub(back).filter(|&at| at >= lowest)?;
-            back += align;
-            if !protocol::is_committed(view.commit_word(at), at) {
-                continue;
-            }
-            let header = view.racing_header(at, shape);
-            let fits = match (header.flags, self.fixed_len) {
-                (frame::FLAG_HOLE, _) => M::ORDERED && header.len == frame::HOLE_LEN,
-                (0, Some(fixed)) => header.len == fixed,
-                (0, None) => header.len <= self.max_len,
-                _ => false,
-            };
-            if fits && at + shape.len(header.len) as u64 == end {
-                return Some((at, header));
-            }
-        }
-        None
+        frame_before::<T, M>(self.readers[ring].ring, self.fixed_len, self.max_len, end, lowest)
     }
 
     /// Walks `ring` back from its head: at most `limit` frames (all the ring holds without
     /// one), each still there when the walk ends.
     pub(super) fn walk_back(&self, ring: usize, limit: Option<u64>) -> Walked {
         let frontier = &self.shared.publisher_slot(ring).overwrite.frontier;
+        // Tethered, the join's floor: what lies below it the publisher may be overwriting.
+        let floor = if self.lossy { 0 } else { self.readers[ring].released };
         let frames = protocol::walk_back(
             frontier,
             self.capacity,
             self.readers[ring].head,
+            floor,
             limit,
             |end, lowest| {
                 self.frame_before(ring, end, lowest)

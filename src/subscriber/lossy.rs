@@ -92,7 +92,8 @@ pub struct Loss {
     pub messages: u64,
 }
 
-/// A message a lossy subscriber copied out, with where it came from.
+/// A message a lossy subscriber (or a last-value read) copied out, with where it came
+/// from.
 #[derive(Clone, Copy, Debug)]
 pub struct Copied<V, M: Mode> {
     value: V,
@@ -101,6 +102,14 @@ pub struct Copied<V, M: Mode> {
 }
 
 impl<V, M: Mode> Copied<V, M> {
+    pub(crate) fn new(value: V, info: MessageInfo<M>, missed_before: u64) -> Self {
+        Copied {
+            value,
+            info,
+            missed_before,
+        }
+    }
+
     /// Where the message came from (publisher slot; Ordered: sequence, `gap_before`).
     pub fn info(&self) -> MessageInfo<M> {
         self.info

@@ -45,6 +45,7 @@ mod recv;
 mod select;
 
 pub use history::Start;
+pub(crate) use history::frame_before;
 pub use lossy::{Copied, Loss, Losses, LossySubscriber};
 pub use received::{MessageInfo, Received, ReceivedBytes};
 
@@ -208,8 +209,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
     ///
-    /// A `lossy` one (fanout only) is one publishers never wait for.
-    /// A lossy one starts where `start` says (tethered ones at the end: `Start::End`).
+    /// A `lossy` one (fanout only) is one publishers never wait for. A fanout one starts
+    /// where `start` says.
     pub(crate) fn new(shared: Arc<Shared>, slot: Option<usize>, lossy: bool, start: Start) -> Result<Self> {
         shared.check_health()?;
         let readiness = Readiness::new(Line::Messages, None, &shared.name)?;
@@ -282,6 +283,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let shared = &*self.shared;
         let rings = shared.publishers as usize;
         let mut heads = Vec::with_capacity(rings);
+        // Tethered: where each ring's cursor stands after the join (below its head when it
+        // holds history), and from where a walk back may take frames.
+        let mut floors = Vec::with_capacity(rings);
         if K::FANOUT {
             let kind = if self.lossy {
                 SUBSCRIBER_LOSSY
@@ -303,11 +307,21 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             // As after a join: numbers taken from here on lie past the heads just read.
             self.next_sequence = shared.hot().sequence.next.load(Ordering::Acquire);
         } else if K::FANOUT {
+            // With history, it holds as much of each ring as a publisher cannot yet be
+            // overwriting: all but the step a publisher writes ahead of its tail.
+            let behind = match start {
+                Start::End => 0,
+                _ => (shared.capacity as u64).saturating_sub(shared.frontier_step()),
+            };
             protocol::join(
                 rings,
+                behind,
                 |ring| &shared.publisher_slot(ring).progress.tail,
                 |ring| &**shared.cursor(self.slot, ring),
-                |_, head| heads.push(head),
+                |_, head, floor| {
+                    heads.push(head);
+                    floors.push(floor);
+                },
             );
             // Every message numbered from here on lies past the heads just chosen (its
             // publisher had not reported it yet); lower numbers still in the rings were
@@ -329,7 +343,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             )));
         }
         let mut readers = Vec::with_capacity(rings);
-        for (ring, head) in heads.into_iter().enumerate() {
+        floors.resize(rings, 0);
+        for (ring, (head, floor)) in heads.into_iter().zip(floors).enumerate() {
             if !head.is_multiple_of(shared.frame_align as u64) || head >= MAX_POSITION {
                 return Err(shared.corrupt(format!(
                     "subscriber {}'s cursor in ring {ring} is {head}, which is not a frame-aligned position",
@@ -341,7 +356,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 // this subscriber holds.
                 ring: unsafe { shared.ring(ring).view() },
                 head,
-                released: head,
+                // Tethered, the cursor the join stored (a history join's below `head`);
+                // the release that moves it on compares against it.
+                released: if K::FANOUT && !self.lossy { floor } else { head },
                 // SAFETY: as above.
                 cursor: unsafe { ShmPtr::new(&**shared.cursor(self.slot, ring)) },
                 untethered: if self.lossy { CURSOR_UNTETHERED } else { 0 },
@@ -350,14 +367,25 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.readers = readers.into_boxed_slice();
         self.counts = vec![RingCount::default(); rings].into_boxed_slice();
         let tails: Vec<u64> = self.readers.iter().map(|reader| reader.head).collect();
-        // History is for lossy subscribers: their reading protocol checks every frame
-        // against overwrites, which is what makes starting behind the tail safe.
-        let went_back = if self.lossy { self.rewind(start) } else { vec![0; rings] };
-        if !M::ORDERED && (self.lossy || self.tether) {
-            // What it may miss one day is counted from here.
+        // A lossy subscriber's reading protocol checks every frame against overwrites; a
+        // tethered one holds, from its floor, everything it walks back to.
+        let went_back = if K::FANOUT { self.rewind(start) } else { vec![0; rings] };
+        if K::FANOUT && !self.lossy {
+            // The cursor moves on from the floor to where reading starts.
+            for ring in 0..rings {
+                self.store_cursor(ring);
+            }
+        }
+        let last = match start {
+            Start::Last(n) if K::FANOUT && !M::ORDERED => Some(n),
+            _ => None,
+        };
+        if !M::ORDERED && (self.lossy || self.tether || last.is_some()) {
+            // What it may miss one day (and what it missed of the last n) is counted
+            // from here.
             self.count_from_marks()?;
         }
-        if let (false, Start::Last(n)) = (M::ORDERED || !self.lossy, start) {
+        if let Some(n) = last {
             self.history_missed = self.history_shortfall(n, &went_back, &tails);
         }
         Ok(())
@@ -371,6 +399,13 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Messages this handle has received.
     pub fn received(&self) -> u64 {
         self.hot.received
+    }
+
+    /// FIFO, joined with [`Start::Last(n)`](Start::Last): per publisher slot, how many of
+    /// that publisher's last `n` messages its ring no longer held when this subscriber
+    /// joined (its first message from that publisher comes after them). Empty otherwise.
+    pub fn history_missed(&self) -> &[u64] {
+        &self.history_missed
     }
 
     /// Whether the channel's name still leads to this handle's channel, or the channel was

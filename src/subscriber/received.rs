@@ -50,6 +50,16 @@ impl<M: Mode> std::fmt::Debug for MessageInfo<M> {
 }
 
 impl<M: Mode> MessageInfo<M> {
+    /// Where a message copied out without a subscriber came from (`latest`).
+    pub(crate) fn new(slot: usize, seq: u64, gap: u64) -> Self {
+        MessageInfo {
+            slot,
+            seq,
+            gap,
+            _mode: KindMarker::default(),
+        }
+    }
+
     /// The publisher slot that sent the message.
     pub fn publisher_slot(&self) -> usize {
         self.slot
