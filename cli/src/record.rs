@@ -28,6 +28,7 @@ pub(crate) struct Record<'a> {
     pub seconds: Option<std::time::Duration>,
     pub lossy: bool,
     pub from: Start,
+    pub crc: bool,
 }
 
 /// The file being written, and what was written to it.
@@ -64,8 +65,13 @@ pub(crate) fn record(name: &str, trust: &Trust, asked: &Record<'_>) -> Result<Do
         }
     };
     let status = opened.status.clone();
+    // CRCs only when asked: the writer updates them for every field of every message
+    // record it writes, a quarter of the recorder's time at 64-byte messages (and its
+    // data-section CRC needs the chunk CRCs: without them it would be wrong, not absent).
     let options = mcap::WriteOptions::new()
         .compression(None)
+        .calculate_chunk_crcs(asked.crc)
+        .calculate_data_section_crc(asked.crc)
         .library(format!("salias {}", env!("CARGO_PKG_VERSION")));
     let failed = |e: mcap::McapError| format!("cannot write {}: {}", output.display(), with_causes(&e));
     let mut mcap = options

@@ -409,7 +409,15 @@ fn a_recording_replays_the_same_bytes_in_the_same_order() {
     let _removed = Removed(path.clone());
     let _channel = OrderedFanout::<Sample>::create(&Config::new(&name).publishers(2)).unwrap();
     let count = (2 * EACH).to_string();
-    let mut record = start(&["record", &name, "-o", path.to_str().unwrap(), "--count", &count]);
+    let mut record = start(&[
+        "record",
+        &name,
+        "-o",
+        path.to_str().unwrap(),
+        "--count",
+        &count,
+        "--crc",
+    ]);
     wait_for_subscribers(&name, 1);
     wait_all(publishers(TEST, &name, "ordered-sample", EACH), Duration::from_secs(60));
     let status = exit_of(&mut record.0);
@@ -450,7 +458,7 @@ fn a_recording_replays_the_same_bytes_in_the_same_order() {
     assert_eq!(read.metadata["type"], "Sample");
     assert_eq!(read.metadata["messages"], (2 * EACH).to_string());
     assert_eq!(read.metadata["missed"], "0");
-    independent_reader(&path, 2 * EACH, "Sample", "OrderedFanout");
+    independent_reader(&path, true, 2 * EACH, "Sample", "OrderedFanout");
 
     // Replayed into a channel it makes: the same bytes, in the same order, numbered anew.
     let target = unique_name("replay-ordered");
@@ -487,6 +495,7 @@ fn a_raw_recording_replays_each_publishers_stream() {
     wait_for_subscribers(&name, 1);
     wait_all(publishers(TEST, &name, "raw-mpsc", EACH), Duration::from_secs(60));
     assert!(exit_of(&mut record.0).success());
+    independent_reader(&path, false, 2 * EACH, "", "FifoMpsc");
     let read = read_back(&path);
     assert_eq!(read.messages.len() as u64, 2 * EACH);
     // Per recorded slot: one publisher's whole stream, its MCAP sequence its index in it.
@@ -767,7 +776,7 @@ fn a_full_disk_ends_a_recording_with_a_clear_error() {
 
 /// Reads the file with Python's `mcap` package (another implementation of the format),
 /// where `SALIAS_PYTHON` names a Python that has it (CI installs it).
-fn independent_reader(path: &Path, messages: u64, schema: &str, kind: &str) {
+fn independent_reader(path: &Path, crc: bool, messages: u64, schema: &str, kind: &str) {
     const TEST: &str = "a_recording_replays_the_same_bytes_in_the_same_order (Python mcap reader)";
     let Some(python) = std::env::var_os("SALIAS_PYTHON") else {
         assert!(
@@ -780,6 +789,13 @@ fn independent_reader(path: &Path, messages: u64, schema: &str, kind: &str) {
     let script = r#"
 import json, sys
 from mcap.reader import make_reader
+from mcap.records import DataEnd
+from mcap.stream_reader import StreamReader
+# Every byte of the data section and of each chunk against the file's CRCs (a mismatch
+# raises); recorded with --crc, they must be there (0 is "not computed").
+with open(sys.argv[1], "rb") as f:
+    ends = [r for r in StreamReader(f, validate_crcs=True).records if isinstance(r, DataEnd)]
+    assert len(ends) == 1 and (ends[0].data_section_crc != 0) == (sys.argv[2] == "crc"), ends
 with open(sys.argv[1], "rb") as f:
     reader = make_reader(f)
     summary = reader.get_summary()
@@ -790,19 +806,25 @@ with open(sys.argv[1], "rb") as f:
         kinds.add(channel.metadata["salias.kind"])
     metadata = {m.name: dict(m.metadata) for m in reader.iter_metadata()}
     print(json.dumps({"count": count, "stats": summary.statistics.message_count,
-                      "schemas": sorted(map(list, schemas)), "kinds": sorted(kinds),
+                      "schemas": sorted(list(s) if s else [] for s in schemas), "kinds": sorted(kinds),
                       "metadata": metadata["salias"]}))
 "#;
     let output = Command::new(python)
         .args(["-c", script])
         .arg(path)
+        .arg(if crc { "crc" } else { "no-crc" })
         .output()
         .expect("run Python");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let read = json(&String::from_utf8_lossy(&output.stdout));
     assert_eq!(read["count"], messages);
     assert_eq!(read["stats"], messages);
-    assert_eq!(read["schemas"], serde_json::json!([[schema, "salias.type"]]));
+    // A raw channel's messages have no schema.
+    let schemas = match schema {
+        "" => serde_json::json!([[]]),
+        schema => serde_json::json!([[schema, "salias.type"]]),
+    };
+    assert_eq!(read["schemas"], schemas);
     assert_eq!(read["kinds"], serde_json::json!([kind]));
     assert_eq!(read["metadata"]["messages"], messages.to_string());
 }
