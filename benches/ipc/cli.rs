@@ -41,8 +41,8 @@ pub enum Section {
     Sizes,
     /// 4 and 8 publishers into 64 KiB rings (more processes than cores).
     Stress,
-    /// FifoFanout 1P: a tethered subscriber alone and with a sleeping lossy one beside
-    /// it, and a lossy one alone, keeping up.
+    /// FifoFanout 1P: a tethered subscriber alone, with a sleeping lossy one beside it,
+    /// with a lossy or a tethered history joiner beside it, and a lossy one alone, keeping up.
     Lossy,
     /// Ping-pong round trip / 2, next to the cache-line floor between the same cores.
     Latency,

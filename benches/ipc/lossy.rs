@@ -1,12 +1,14 @@
 //! The lossy-subscriber section: a publisher and one tethered subscriber, alone and with a
 //! sleeping lossy subscriber beside them (what the lossy one costs the publisher: nothing,
-//! if publishers never wait for it), and a publisher with only a lossy subscriber that
-//! receives as fast as it can (its own receive rate, and how much it missed). The three
-//! alternate round by round.
+//! if publishers never wait for it), a publisher alone and with a process that joins with
+//! history once a millisecond on the other core (what a history join costs the publisher),
+//! and a publisher with only a lossy subscriber that receives as fast as it can (its own
+//! receive rate, and how much it missed). All alternate round by round.
 
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use salias::receive::Start;
 use salias::{Config, FifoFanout, ReceiveError};
 use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
@@ -39,6 +41,15 @@ pub enum Lossy {
     Sleeping,
     /// Receives as fast as it can.
     KeepingUp,
+    /// Once a millisecond joins lossy with history (`Start::Oldest`), receives a few
+    /// messages and leaves.
+    JoiningOldest,
+    /// The same, joining at the last 16 messages (`Start::Last(16)`): the join without
+    /// reading a ring's worth of history.
+    JoiningLast16,
+    /// Once a millisecond joins tethered with history (`Start::Oldest`), reads until it
+    /// has caught up with the publisher and leaves.
+    JoiningTethered,
 }
 
 impl Lossy {
@@ -47,6 +58,9 @@ impl Lossy {
             Lossy::None => "none",
             Lossy::Sleeping => "sleeping",
             Lossy::KeepingUp => "keeping-up",
+            Lossy::JoiningOldest => "lossy history joiner",
+            Lossy::JoiningLast16 => "lossy last-16 joiner",
+            Lossy::JoiningTethered => "tethered history joiner",
         }
     }
 }
@@ -62,9 +76,21 @@ impl Variant {
     fn label(self) -> String {
         match (self.tethered, self.lossy) {
             (true, Lossy::None) => "1 tethered".into(),
+            (false, Lossy::None) => "publisher alone".into(),
+            (false, joiner @ (Lossy::JoiningOldest | Lossy::JoiningLast16 | Lossy::JoiningTethered)) => {
+                format!("publisher + a {} (1/ms)", joiner.name())
+            }
             (true, lossy) => format!("1 tethered + {} lossy", lossy.name()),
             (false, lossy) => format!("{} lossy only", lossy.name()),
         }
+    }
+
+    /// Whether the second subscriber is a history joiner (it reports joins, not messages).
+    fn joins(self) -> bool {
+        matches!(
+            self.lossy,
+            Lossy::JoiningOldest | Lossy::JoiningLast16 | Lossy::JoiningTethered
+        )
     }
 
     /// Processes that spin while the run is timed (a sleeping one does not).
@@ -73,7 +99,7 @@ impl Variant {
     }
 }
 
-const VARIANTS: [Variant; 3] = [
+const VARIANTS: [Variant; 7] = [
     Variant {
         tethered: true,
         lossy: Lossy::None,
@@ -81,6 +107,24 @@ const VARIANTS: [Variant; 3] = [
     Variant {
         tethered: true,
         lossy: Lossy::Sleeping,
+    },
+    // What a history join costs the publisher: on a machine of two cores the joiner gets
+    // the other one to itself only without a tethered subscriber.
+    Variant {
+        tethered: false,
+        lossy: Lossy::None,
+    },
+    Variant {
+        tethered: false,
+        lossy: Lossy::JoiningOldest,
+    },
+    Variant {
+        tethered: false,
+        lossy: Lossy::JoiningLast16,
+    },
+    Variant {
+        tethered: false,
+        lossy: Lossy::JoiningTethered,
     },
     Variant {
         tethered: false,
@@ -99,6 +143,12 @@ pub struct LossyFinished {
 /// The lossy subscriber's role: receives (copies, each checked) until every message was
 /// received or counted missed.
 pub fn run_lossy(name: &str, setup: &Setup, lossy: Lossy) {
+    match lossy {
+        Lossy::JoiningOldest => return run_joiner(name, setup, false, Start::Oldest),
+        Lossy::JoiningLast16 => return run_joiner(name, setup, false, Start::Last(16)),
+        Lossy::JoiningTethered => return run_joiner(name, setup, true, Start::Oldest),
+        _ => {}
+    }
     let channel = FifoFanout::<Msg64>::connect(name).unwrap();
     let mut subscriber = channel.lossy_subscriber().unwrap();
     let barrier = Barrier::open(name).unwrap_or_else(|e| panic!("{e}"));
@@ -122,6 +172,46 @@ pub fn run_lossy(name: &str, setup: &Setup, lossy: Lossy) {
         elapsed_ns: now_ns() - started,
         received: subscriber.received(),
         missed: subscriber.missed(),
+    });
+}
+
+/// The joiner's role: once a millisecond, until the publisher's last message is its latest,
+/// joins with history from `start`, checks what it reads and leaves: lossy, after a few messages;
+/// tethered, once it has caught up (a tethered joiner holds the publisher back from its
+/// start until it has read its history). Reports its joins as `received`.
+fn run_joiner(name: &str, setup: &Setup, tethered: bool, start: Start) {
+    const LOOK: usize = 16;
+    let channel = FifoFanout::<Msg64>::connect(name).unwrap();
+    let barrier = Barrier::open(name).unwrap_or_else(|e| panic!("{e}"));
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    let check = |m: &Msg64| assert!(m.words[5] == m.seq ^ m.producer, "torn");
+    let mut joins = 0u64;
+    while channel
+        .latest(0)
+        .unwrap()
+        .is_none_or(|last| last.seq + 1 < setup.messages)
+    {
+        std::thread::sleep(NAP);
+        if tethered {
+            let mut late = channel.subscriber_from(start).unwrap();
+            while let Some(m) = late.try_recv().unwrap() {
+                check(&m);
+            }
+        } else {
+            let mut late = channel.lossy_subscriber_from(start).unwrap();
+            for _ in 0..LOOK {
+                if let Some(m) = late.try_recv().unwrap() {
+                    check(&m);
+                }
+            }
+        }
+        joins += 1;
+    }
+    report_json(&LossyFinished {
+        elapsed_ns: now_ns() - started,
+        received: joins,
+        missed: 0,
     });
 }
 
@@ -154,7 +244,9 @@ pub fn section(scale: &Scale, rounds: usize, started: Instant, out: &mut JsonLin
 
 fn one_run(setup: &Setup, variant: Variant, round: usize) -> Result<LossyRun, Box<dyn Error>> {
     let name = format!("bench-lossy-{}-{round}-{}", std::process::id(), now_ns() % 1_000_000);
-    let _channel = FifoFanout::<Msg64>::create(&Config::new(&name).capacity(setup.ring).subscribers(2))?;
+    // A third slot for the joiner, whose next join may come before its last one's slot
+    // is seen free.
+    let _channel = FifoFanout::<Msg64>::create(&Config::new(&name).capacity(setup.ring).subscribers(3))?;
     let barrier = Barrier::create(&name)?;
     let (mut children, mut placement) = (Children::new(), Placement::new());
     let mut start = |side, index, task| start_child(&mut children, &mut placement, &name, side, index, task);
@@ -194,8 +286,13 @@ fn one_run(setup: &Setup, variant: Variant, round: usize) -> Result<LossyRun, Bo
         messages_per_publisher: setup.messages,
         published_per_s: rates.published_per_s.round(),
         tethered_received_per_s: variant.tethered.then_some(rates.delivered_per_s.round()),
-        lossy_received_per_s: lossy.map(|l| per_s(l.received, l.elapsed_ns).round()),
-        lossy_missed_fraction: lossy.map(|l| l.missed as f64 / setup.messages as f64),
+        // The joiner reports joins, not messages.
+        lossy_received_per_s: lossy
+            .filter(|_| !variant.joins())
+            .map(|l| per_s(l.received, l.elapsed_ns).round()),
+        lossy_missed_fraction: lossy
+            .filter(|_| !variant.joins())
+            .map(|l| l.missed as f64 / setup.messages as f64),
         refused_fraction: rates.refused_fraction,
         placement: placement.to_string(),
         busy_processes: variant.busy(),
