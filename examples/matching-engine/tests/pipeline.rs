@@ -41,6 +41,31 @@ fn pipeline(args: &[&str]) -> String {
     stdout
 }
 
+/// A single salias run of the tests' gateways, rate, duration and seed, with `subscribers`
+/// market-data subscribers and `extra` arguments; its stdout.
+fn salias_run(subscribers: u32, extra: &[&str]) -> String {
+    let (gateways, subscribers) = (GATEWAYS.to_string(), subscribers.to_string());
+    let (rate, duration, seed) = (RATE.to_string(), DURATION_MS.to_string(), SEED.to_string());
+    let mut args = vec![
+        "--system",
+        "salias",
+        "--gateways",
+        &gateways,
+        "--subscribers",
+        &subscribers,
+        "--rate",
+        &rate,
+        "--duration-ms",
+        &duration,
+        "--warmup-ms",
+        "10",
+        "--seed",
+        &seed,
+    ];
+    args.extend_from_slice(extra);
+    pipeline(&args)
+}
+
 fn read_records<T>(path: &Path, decode: impl Fn(&[u8; 64]) -> T) -> Vec<T> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(bytes.len() % 64, 0, "{} holds whole messages", path.display());
@@ -61,24 +86,7 @@ fn result_value(stdout: &str, name: &str) -> u64 {
 #[test]
 fn cross_process_output_replays_byte_for_byte_from_the_recorded_input() {
     let dir = scratch_dir("pipeline-record");
-    let stdout = pipeline(&[
-        "--system",
-        "salias",
-        "--gateways",
-        &GATEWAYS.to_string(),
-        "--subscribers",
-        "2",
-        "--rate",
-        &RATE.to_string(),
-        "--duration-ms",
-        &DURATION_MS.to_string(),
-        "--warmup-ms",
-        "10",
-        "--seed",
-        &SEED.to_string(),
-        "--record",
-        dir.to_str().expect("utf-8 temp dir"),
-    ]);
+    let stdout = salias_run(2, &["--record", dir.to_str().expect("utf-8 temp dir")]);
 
     let input = read_records(&dir.join("input.bin"), OrderMsg::from_bytes);
     let per_gateway = (RATE * DURATION_MS / 1000) as usize / GATEWAYS as usize;
@@ -167,4 +175,45 @@ fn every_system_verifies_its_run() {
         );
     }
     assert_eq!(stdout.matches("verified:").count(), 3, "{stdout}");
+}
+
+/// The order feed recorded with `salias record` beside the live engine (`--record-feed`),
+/// then played back with `salias replay` into a fresh engine (`replay --recording`): the
+/// replayed engine's input and output hashes are the live engine's. A truncated recording
+/// is refused by `salias replay` before anything is published.
+#[test]
+fn a_recorded_order_feed_replays_to_the_live_engines_hashes() {
+    let dir = scratch_dir("pipeline-feed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let feed = dir.join("feed.mcap");
+    let live = salias_run(1, &["--record-feed", feed.to_str().expect("utf-8 temp dir")]);
+    let replay = |file: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_replay"))
+            .arg("--recording")
+            .arg(file)
+            .output()
+            .expect("run the replay binary")
+    };
+    let replayed = replay(&feed);
+    let stdout = String::from_utf8_lossy(&replayed.stdout).into_owned();
+    assert!(
+        replayed.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    let per_gateway = (RATE * DURATION_MS / 1000) / u64::from(GATEWAYS);
+    assert_eq!(result_value(&stdout, "input_count"), per_gateway * u64::from(GATEWAYS));
+    for field in ["input_count", "input_hash", "output_count", "output_hash"] {
+        assert_eq!(result_value(&stdout, field), result_value(&live, field), "{field}");
+    }
+
+    let truncated = dir.join("truncated.mcap");
+    let bytes = std::fs::read(&feed).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let refused = replay(&truncated);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("is not a whole MCAP file"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&refused.stdout).contains("RESULT"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -72,6 +72,11 @@ pub struct Cli {
     /// subscriber's events to DIR, for a byte-for-byte replay (tests/pipeline.rs)
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
+    /// Single run of salias: the order feed is an `OrderedFanout` channel, and `salias
+    /// record` records it beside the engine (tethered: nothing lost) to FILE (MCAP), which
+    /// `replay --recording FILE` replays into a fresh engine
+    #[arg(long, value_name = "FILE")]
+    record_feed: Option<PathBuf>,
     /// Which system to run, in a single run or in every round of the sweep
     #[arg(long, value_enum, default_value_t = System::Salias)]
     system: System,
@@ -197,6 +202,7 @@ impl Cli {
             subscriber_wait: self.subscriber_wait,
             realtime: self.realtime,
             record: self.record,
+            record_feed: self.record_feed,
         };
         if params.realtime.is_some()
             && let Some(limit_ms) = realtime_limit_ms()
@@ -266,6 +272,8 @@ mod tests {
             "3",
             "--record",
             "/tmp/x",
+            "--record-feed",
+            "/tmp/x/feed.mcap",
         ])
         .params;
         let json = serde_json::to_string(&parent).expect("parameters encode");

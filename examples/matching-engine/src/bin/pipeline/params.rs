@@ -62,6 +62,8 @@ pub struct Params {
     /// SCHED_RR priority for every role.
     pub realtime: Option<u32>,
     pub record: Option<PathBuf>,
+    /// salias: the order feed (`OrderedFanout`) recorded to this MCAP file.
+    pub record_feed: Option<PathBuf>,
 }
 
 impl Params {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use matching_engine::{EventMsg, OrderMsg};
+use salias::kind::Topology;
 use salias::{FifoMpsc, PublishError, ReceiveError, SaliasMessage};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -63,9 +64,10 @@ pub fn ready_and_wait_for_start(
     }
 }
 
-pub struct SaliasOrderTx(pub salias::Publisher<OrderMsg, salias::Ordered, salias::Mpsc>);
+/// A gateway's side of the order feed: `Mpsc`, or `Fanout` when it is recorded.
+pub struct SaliasOrderTx<K: Topology>(pub salias::Publisher<OrderMsg, salias::Ordered, K>);
 
-impl OrderTx for SaliasOrderTx {
+impl<K: Topology> OrderTx for SaliasOrderTx<K> {
     fn try_send(&mut self, order: &OrderMsg) -> bool {
         match self.0.offer(order) {
             Ok(()) => true,
@@ -75,9 +77,10 @@ impl OrderTx for SaliasOrderTx {
     }
 }
 
-pub struct SaliasOrderRx(pub salias::Subscriber<OrderMsg, salias::Ordered, salias::Mpsc>);
+/// The engine's side of the order feed: `Mpsc`, or `Fanout` when it is recorded.
+pub struct SaliasOrderRx<K: Topology>(pub salias::Subscriber<OrderMsg, salias::Ordered, K>);
 
-impl OrderRx for SaliasOrderRx {
+impl<K: Topology> OrderRx for SaliasOrderRx<K> {
     fn try_recv(&mut self) -> Option<(u64, OrderMsg)> {
         match self.0.try_recv() {
             Ok(received) => received.map(|received| (received.sequence(), *received)),

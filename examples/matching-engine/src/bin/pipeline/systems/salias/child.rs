@@ -4,7 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use matching_engine::{EventMsg, OrderMsg, gateway_requests};
-use salias::{FifoFanout, OrderedMpsc, wait::Adaptive};
+use salias::kind::Topology;
+use salias::{FifoFanout, OrderedFanout, OrderedMpsc, wait::Adaptive};
 use serde::{Deserialize, Serialize};
 use support::role::{Role, report_json};
 
@@ -101,39 +102,38 @@ fn run_role(role: RoleKind, role_params: &RoleParams) {
             place_role(p, p.gateway_core(index));
             precise_sleep();
             let requests = gateway_requests(p.seed, index, p.per_gateway());
-            let channel = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
-            let mut tx = SaliasOrderTx(channel.publisher().expect("gateway publisher"));
-            let t0 = ready_and_wait_for_start(&names, &mut control);
-            let report = run_gateway(&mut tx, index, p, &requests, t0);
+            let report = if p.record_feed.is_some() {
+                let channel = OrderedFanout::<OrderMsg>::connect(&names.orders).expect("connect orders");
+                let mut tx = SaliasOrderTx(channel.publisher().expect("gateway publisher"));
+                let t0 = ready_and_wait_for_start(&names, &mut control);
+                run_gateway(&mut tx, index, p, &requests, t0)
+            } else {
+                let channel = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
+                let mut tx = SaliasOrderTx(channel.publisher().expect("gateway publisher"));
+                let t0 = ready_and_wait_for_start(&names, &mut control);
+                run_gateway(&mut tx, index, p, &requests, t0)
+            };
             report_json(&report);
         }
         RoleKind::Engine => {
             place_role(p, p.engine_core);
-            let orders = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
-            let events = FifoFanout::<EventMsg>::connect(&names.events).expect("connect events");
-            let mut rx = SaliasOrderRx(orders.subscriber().expect("engine subscriber"));
-            let mut tx = SaliasEventTx(events.publisher().expect("engine publisher"));
-            let mut done = control_channel.publisher().expect("control publisher");
-            let mut record = record_file(p, "input.bin");
-            let engine = fresh_engine();
-            let t0 = ready_and_wait_for_start(&names, &mut control);
-            let report = run_engine(
-                engine,
-                &mut rx,
-                &mut tx,
-                p,
-                t0,
-                record.as_mut().map(|r| r as &mut dyn Write),
-            );
-            done.send(&Control {
-                kind: ENGINE_DONE,
-                value: report.events,
-            })
-            .expect("report done");
-            if let Some(mut record) = record {
-                record.flush().expect("flush record");
+            if p.record_feed.is_some() {
+                let orders = OrderedFanout::<OrderMsg>::connect(&names.orders).expect("connect orders");
+                run_engine_role(
+                    p,
+                    &names,
+                    &mut control,
+                    SaliasOrderRx(orders.subscriber().expect("engine subscriber")),
+                );
+            } else {
+                let orders = OrderedMpsc::<OrderMsg>::connect(&names.orders).expect("connect orders");
+                run_engine_role(
+                    p,
+                    &names,
+                    &mut control,
+                    SaliasOrderRx(orders.subscriber().expect("engine subscriber")),
+                );
             }
-            report_json(&report);
         }
         RoleKind::Subscriber => {
             place_role(p, p.subscriber_core(index));
@@ -162,4 +162,38 @@ fn run_role(role: RoleKind, role_params: &RoleParams) {
             report_json(&report);
         }
     }
+}
+
+/// The engine's role once it has the order feed: publishes its events, reports when it is
+/// done, and records its input if asked.
+fn run_engine_role<K: Topology>(
+    p: &Params,
+    names: &Names,
+    control: &mut salias::Subscriber<Control, salias::Fifo, salias::Fanout>,
+    mut rx: SaliasOrderRx<K>,
+) {
+    let control_channel = FifoFanout::<Control>::connect(&names.control).expect("connect control");
+    let events = FifoFanout::<EventMsg>::connect(&names.events).expect("connect events");
+    let mut tx = SaliasEventTx(events.publisher().expect("engine publisher"));
+    let mut done = control_channel.publisher().expect("control publisher");
+    let mut record = record_file(p, "input.bin");
+    let engine = fresh_engine();
+    let t0 = ready_and_wait_for_start(names, control);
+    let report = run_engine(
+        engine,
+        &mut rx,
+        &mut tx,
+        p,
+        t0,
+        record.as_mut().map(|r| r as &mut dyn Write),
+    );
+    done.send(&Control {
+        kind: ENGINE_DONE,
+        value: report.events,
+    })
+    .expect("report done");
+    if let Some(mut record) = record {
+        record.flush().expect("flush record");
+    }
+    report_json(&report);
 }

@@ -6,10 +6,12 @@ mod channels;
 pub mod child;
 mod reports;
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use matching_engine::{EventMsg, OrderMsg};
-use salias::{Config, FifoFanout, FifoMpsc, OrderedMpsc, ReceiveError};
+use salias::{Config, FifoFanout, FifoMpsc, OrderedFanout, OrderedMpsc, ReceiveError};
 use support::clock::now_ns;
 use support::role::Children;
 
@@ -23,12 +25,25 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
     let base = format!("me-pipe-{}-{run}", std::process::id());
     let names = Names::new(&base);
     let children_count = p.gateways + 1 + p.subscribers;
-    let _orders = OrderedMpsc::<OrderMsg>::create(
-        &Config::new(names.orders.as_str())
-            .publishers(p.gateways)
-            .capacity(4 << 20),
-    )
-    .expect("create orders channel");
+    let orders = Config::new(names.orders.as_str())
+        .publishers(p.gateways)
+        .capacity(4 << 20);
+    // Recorded, the feed is a Fanout channel: the recorder is a second subscriber, and
+    // sees every request in the same global order as the engine.
+    let (_orders, _recorded_orders) = match &p.record_feed {
+        None => (
+            Some(OrderedMpsc::<OrderMsg>::create(&orders).expect("create orders channel")),
+            None,
+        ),
+        Some(_) => (
+            None,
+            Some(OrderedFanout::<OrderMsg>::create(&orders.subscribers(2)).expect("create orders channel")),
+        ),
+    };
+    let recorder = p
+        .record_feed
+        .as_ref()
+        .map(|file| record_feed(&names.orders, file, p.total()));
     let _events = FifoFanout::<EventMsg>::create(
         &Config::new(names.events.as_str())
             .subscribers(p.subscribers)
@@ -86,6 +101,9 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
             Err(e) => panic!("ready channel: {e}"),
         }
     }
+    if let Some(recorder) = &recorder {
+        wait_for_recorder(&names.orders, recorder, deadline);
+    }
     let t0 = now_ns() + 2_000_000;
     go.send(&Control { kind: GO, value: t0 }).expect("start");
 
@@ -94,5 +112,43 @@ pub fn run_salias(p: &Params, run: usize) -> RunResult {
     // kills the rest.
     let limit = Duration::from_secs(60) + 10 * Duration::from_millis(p.duration_ms);
     let outputs = children.wait_all(limit).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(recorder) = recorder {
+        let code = recorder.join().expect("the recorder thread");
+        assert_eq!(code, 0, "salias record failed (its error is above)");
+    }
     collect_reports(p, t0, outputs)
+}
+
+/// Records `count` messages of the order feed `orders` to `file` with `salias record`
+/// (tethered), on a thread of this process; its exit code when it is done.
+fn record_feed(orders: &str, file: &Path, count: u64) -> std::thread::JoinHandle<u8> {
+    let args: Vec<OsString> = vec![
+        "salias".into(),
+        "record".into(),
+        orders.into(),
+        "-o".into(),
+        file.into(),
+        "--count".into(),
+        count.to_string().into(),
+    ];
+    std::thread::spawn(move || salias_cli::run(args))
+}
+
+/// Waits until the recorder holds its subscriber slot beside the engine's, so that it
+/// records from the first request.
+fn wait_for_recorder(orders: &str, recorder: &std::thread::JoinHandle<u8>, deadline: Instant) {
+    loop {
+        let status = salias::status::channel_status(orders).expect("the orders channel's status");
+        let held = status
+            .subscribers
+            .iter()
+            .filter(|slot| slot.holder != salias::status::SlotHolder::Free)
+            .count();
+        if held == 2 {
+            return;
+        }
+        assert!(!recorder.is_finished(), "salias record failed (its error is above)");
+        assert!(Instant::now() < deadline, "salias record did not join the order feed");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
