@@ -11,6 +11,7 @@
 //!                                 without names, every such channel
 //! salias echo [--json] NAME       prints messages as they arrive (fields or hex)
 //! salias hz [--json] NAME         message rates and inter-arrival times, every second
+//! salias latest [--json] NAME     each publisher's latest message, read without subscribing
 //! salias record NAME -o FILE      writes every message to an MCAP file until Ctrl-C
 //! salias replay FILE NAME         publishes a recording into a channel
 //! ```
@@ -35,6 +36,7 @@ mod echo;
 mod hz;
 mod interrupt;
 mod json;
+mod latest;
 mod record;
 mod recording;
 mod render;
@@ -158,6 +160,22 @@ enum Command {
         from: salias::receive::Start,
         #[command(flatten)]
         reading: ReadingArgs,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// The latest message of each publisher of a Fanout channel, read without subscribing
+    ///
+    /// A line per publisher slot that has sent a message its ring still holds, as `echo`
+    /// prints messages (fields or hex; `--json` the same objects). No subscriber slot is
+    /// taken and no publisher waits: each message is copied out as a lossy subscriber
+    /// copies, and read again if its publisher overwrote it meanwhile.
+    Latest {
+        /// Channel to read
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// One JSON object per publisher slot, a line each
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         trust: TrustArgs,
     },
@@ -409,6 +427,10 @@ where
                 };
                 echo::echo(&names[0], &cli.trust.and(trust), &asked)
             }
+            Err(code) => return code,
+        },
+        Command::Latest { name, json, trust } => match utf8(vec![name]) {
+            Ok(names) => latest::latest(&names[0], &cli.trust.and(trust), json),
             Err(code) => return code,
         },
         Command::Hz {

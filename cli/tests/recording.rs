@@ -1,4 +1,4 @@
-//! `salias echo`, `hz`, `record` and `replay` against live channels that other processes
+//! `salias echo`, `hz`, `latest`, `record` and `replay` against live channels that other processes
 //! publish to: what they print, what a recording holds (read back by the `mcap` crate and,
 //! where given, by Python's `mcap` package), a replay's messages byte for byte, Ctrl-C, and
 //! every bad input as a clear error.
@@ -918,4 +918,48 @@ fn echo_from_history_prints_what_the_rings_hold_first() {
         let (code, err) = failing(&["echo", &name, "--from", from]);
         assert_eq!(code, Some(2), "{from}: {err}");
     }
+}
+
+#[test]
+fn latest_prints_each_publishers_last_message_without_subscribing() {
+    let name = unique_name("latest");
+    let channel = OrderedFanout::<Sample>::create(&Config::new(&name).publishers(3)).unwrap();
+    let (code, err) = failing(&["latest", &name]);
+    assert_eq!(code, Some(0), "nothing sent is no error: {err}");
+    assert!(err.contains("no publisher has sent a message"), "{err}");
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    for n in 0..10u64 {
+        let p = usize::from(n % 3 == 0);
+        publishers[p].offer(&Sample::new(p as u64, n)).unwrap();
+    }
+    let (out, err) = {
+        let mut latest = start(&["latest", &name, "--json"]);
+        assert!(exit_of(&mut latest.0).success());
+        outputs(&mut latest.0)
+    };
+    let lines: Vec<Value> = out.lines().map(json).collect();
+    assert_eq!(lines.len(), 2, "{out}{err}");
+    // Publisher 0 sent 8 last, publisher 1 sent 9; publisher slot 2 none.
+    for (line, (slot, seq)) in lines.iter().zip([(0, 8), (1, 9)]) {
+        assert_eq!(
+            (line["slot"].as_u64(), line["sequence"].as_u64()),
+            (Some(slot), Some(seq))
+        );
+        assert_eq!(line["fields"]["seq"].as_u64(), Some(seq));
+        assert_eq!(line["len"], 64);
+    }
+    // It took no subscriber slot, so a publisher could not have waited for it.
+    let status = salias::status::channel_status(&name).unwrap();
+    assert!(
+        status
+            .subscribers
+            .iter()
+            .all(|s| s.holder == salias::status::SlotHolder::Free)
+    );
+
+    let mpsc = unique_name("latest-mpsc");
+    let _mpsc = salias::FifoMpsc::<Sample>::create(&Config::new(&mpsc)).unwrap();
+    let (code, err) = failing(&["latest", &mpsc]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("no latest value to read without subscribing"), "{err}");
 }
