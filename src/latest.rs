@@ -166,6 +166,9 @@ fn latest<T: Payload, M: Mode>(shared: &Shared, ring: usize, dst: &mut [u8]) -> 
         // frontier after it was read whole, as committed.
         match found {
             Some((at, header)) if !protocol::overwritten(frontier, at, capacity) => {
+                // What was copied may be zero pages now (truncated under us, or a fork
+                // child's mapping).
+                shared.check_health()?;
                 return Ok(Some(Found {
                     len: header.len,
                     sequence: header.sequence,

@@ -1,6 +1,7 @@
 //! Last value: any process reads the latest message a Fanout channel's publishers
 //! committed, without a subscriber slot and without holding them back; never torn, even
-//! while a publisher in another process laps its ring as fast as it can.
+//! while a publisher in another process laps its ring as fast as it can; an error, never a
+//! crash, once the ring is cut under it.
 
 mod support;
 
@@ -154,4 +155,35 @@ fn latest_is_never_torn_while_a_publisher_laps_its_ring() {
         last > 10 * (CAPACITY / 80) as u64,
         "the ring was lapped many times: {last}"
     );
+}
+
+/// A channel whose ring another process cut to nothing: reading the latest value is an
+/// error that says so, never a crash or a message of zeros.
+#[test]
+fn latest_of_a_truncated_ring_is_an_error() {
+    if std::env::var("SALIAS_SANITIZER").as_deref() == Ok("thread") {
+        // As in tests/truncation.rs: the fault may land inside ThreadSanitizer's atomics.
+        support::skipped(
+            "latest_of_a_truncated_ring_is_an_error",
+            "ThreadSanitizer's runtime is not reentrant for a fault inside its atomics",
+        );
+        return;
+    }
+    let name = unique_name("latest-truncated");
+    let channel = FifoFanout::<Sample>::create(&Config::new(&name).capacity(CAPACITY)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..100 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    assert_eq!(channel.latest(0).unwrap().unwrap().seq, 99);
+    let ring = format!("/dev/shm{}", salias::__private::shm_object_names(&name)[1]);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&ring)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let error = channel.latest(0).unwrap_err();
+    assert!(matches!(error, Error::Corrupt { .. }), "{error:?}");
+    assert!(error.to_string().contains("truncated its shared memory"), "{error}");
 }

@@ -9,13 +9,12 @@ use serde_json::json;
 
 use crate::commands::{Done, explain};
 use crate::render::{Render, hex};
-use crate::tap;
 
 /// One publisher's latest message: its slot, sequence number (Ordered) and bytes.
 type Latest = (usize, Option<u64>, Vec<u8>);
 
 pub(crate) fn latest(name: &str, trust: &Trust, json: bool) -> Result<Done, String> {
-    let status = tap::status(name, trust).map_err(|e| explain(name, &e))?;
+    let status = salias::status::channel_status_with(name, trust).map_err(|e| explain(name, &e))?;
     let found = match status.kind.as_str() {
         "FifoFanout" => read::<Fifo>(name, trust, |_| None),
         "OrderedFanout" => read::<Ordered>(name, trust, |info| Some(info.sequence())),

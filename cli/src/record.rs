@@ -48,7 +48,7 @@ pub(crate) fn record(name: &str, trust: &Trust, asked: &Record<'_>) -> Result<Do
     let output = asked.output;
     // The channel is looked at (taking no slot) before the file is made, and the file made
     // before a slot is taken: neither a wrong name nor an unwritable path costs the other.
-    tap::status(name, trust).map_err(|e| crate::commands::explain(name, &e))?;
+    salias::status::channel_status_with(name, trust).map_err(|e| crate::commands::explain(name, &e))?;
     let existed = std::fs::symlink_metadata(output).is_ok();
     let file = File::create(output).map_err(|e| format!("cannot create {}: {e}", output.display()))?;
     let reading = if asked.lossy { Reading::Lossy } else { Reading::Tethered };

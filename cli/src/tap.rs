@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use salias::kind::{Fanout, Fifo, Mode, Mpsc, Ordered, Topology};
 use salias::receive::{MessageInfo, Start};
-use salias::status::ChannelStatus;
+use salias::status::{ChannelStatus, channel_status_with};
 use salias::{Bytes, Channel, Error, LossySubscriber, ReceiveError, Subscriber, Trust};
 
 /// How a command reads.
@@ -60,17 +60,12 @@ pub(crate) struct Opened {
     pub reading: Reading,
 }
 
-/// What the channel called `name` is, read from its control block.
-pub(crate) fn status(name: &str, trust: &Trust) -> Result<ChannelStatus, Error> {
-    salias::status::channel_status_with(name, trust)
-}
-
 /// Opens `name` for reading as `reading` asks; `None` asks for the command's default (lossy
 /// on Fanout; on Mpsc, the one subscriber slot). A Fanout reader starts where `start` says
 /// (`Channel::subscriber_from`, `lossy_subscriber_from`); an Mpsc one where the last
 /// subscriber stopped.
 pub(crate) fn open(name: &str, trust: &Trust, reading: Option<Reading>, start: Start) -> Result<Opened, String> {
-    let status = status(name, trust).map_err(|e| crate::commands::explain(name, &e))?;
+    let status = channel_status_with(name, trust).map_err(|e| crate::commands::explain(name, &e))?;
     let fanout = status.kind.ends_with("Fanout");
     let reading = match (reading, fanout) {
         (Some(Reading::Lossy), false) => {

@@ -64,12 +64,6 @@ pub enum Start {
     Last(u64),
 }
 
-/// The frames of one ring found walking back from its head: `(position, sequence)`,
-/// oldest first, each still unoverwritten when the walk ended.
-pub(super) struct Walked {
-    pub frames: Vec<(u64, u64)>,
-}
-
 /// The committed frame of `view` (a ring of `Frame<T, M>` frames whose messages are
 /// `fixed_len` long, or at most `max_len`) that ends exactly at `end` and starts no lower
 /// than `lowest`, if there is one: its position and header. Every word is read atomically;
@@ -119,12 +113,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 
     /// Walks `ring` back from its head: at most `limit` frames (all the ring holds without
-    /// one), each still there when the walk ends.
-    pub(super) fn walk_back(&self, ring: usize, limit: Option<u64>) -> Walked {
+    /// one), each still there when the walk ends, as `(position, sequence)`, oldest first.
+    pub(super) fn walk_back(&self, ring: usize, limit: Option<u64>) -> Vec<(u64, u64)> {
         let frontier = &self.shared.publisher_slot(ring).overwrite.frontier;
         // Tethered, the join's floor: what lies below it the publisher may be overwriting.
         let floor = if self.lossy { 0 } else { self.readers[ring].released };
-        let frames = protocol::walk_back(
+        protocol::walk_back(
             frontier,
             self.capacity,
             self.readers[ring].head,
@@ -134,11 +128,10 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 self.frame_before(ring, end, lowest)
                     .map(|(at, header)| (at, header.sequence))
             },
-        );
-        Walked { frames }
+        )
     }
 
-    /// Moves every ring's head back to where `start` says (lossy Fanout, at join, before
+    /// Moves every ring's head back to where `start` says (Fanout, at join, before
     /// the FIFO counts are taken); Ordered, sets the first number to deliver and records
     /// the numbers of `Last(n)` no ring holds as a gap. Returns, per ring, how many frames
     /// it went back.
@@ -149,7 +142,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             Start::Last(_) if M::ORDERED => None,
             Start::Last(n) => Some(n),
         };
-        let walks: Vec<Walked> = (0..self.readers.len())
+        let walks: Vec<Vec<(u64, u64)>> = (0..self.readers.len())
             .map(|ring| self.walk_back(ring, limit))
             .collect();
         let mut from = 0;
@@ -158,7 +151,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             // reach the ring's beginning may have held lower ones it no longer holds.
             let next = self.next_sequence;
             for (ring, walk) in walks.iter().enumerate() {
-                match walk.frames.first() {
+                match walk.first() {
                     Some(&(0, _)) => {}
                     Some(&(_, oldest)) => from = from.max(oldest),
                     None if self.readers[ring].head > 0 => from = next,
@@ -183,15 +176,14 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 // FIFO: the oldest frame walked to; Ordered: the first numbered `from` or
                 // later (frames before it would be passed over).
                 let first = walk
-                    .frames
                     .iter()
                     .position(|&(_, sequence)| !M::ORDERED || sequence >= from)
-                    .unwrap_or(walk.frames.len());
-                if let Some(&(at, _)) = walk.frames.get(first) {
+                    .unwrap_or(walk.len());
+                if let Some(&(at, _)) = walk.get(first) {
                     self.readers[ring].head = at;
                     self.store_cursor(ring);
                 }
-                (walk.frames.len() - first) as u64
+                (walk.len() - first) as u64
             })
             .collect()
     }
