@@ -9,7 +9,7 @@
 //! from its new tail. Ordered holes (numbers a publisher declared lost) are stepped over.
 
 use crate::channel::Channel;
-use crate::error::{Error, Result, Role};
+use crate::error::{Result, Role};
 use crate::handle_error::ReceiveError;
 use crate::kind::{Fanout, Mode, Ordered};
 use crate::message::{Bytes, Frame, Message, Payload};
@@ -122,18 +122,13 @@ struct Found {
 /// fits); `Ok(None)` if it has committed none, or none the ring still holds.
 fn latest<T: Payload, M: Mode>(shared: &Shared, ring: usize, dst: &mut [u8]) -> Result<Option<Found>> {
     shared.check_health()?;
-    if ring >= shared.publishers as usize {
-        return Err(Error::SlotOutOfRange {
-            name: shared.name.clone(),
-            role: Role::Publisher,
-            slot: ring,
-            slots: shared.publishers,
-        });
-    }
+    shared.check_slot_index(Role::Publisher, ring)?;
     let capacity = shared.capacity as u64;
     let slot = shared.publisher_slot(ring);
     let frontier = &slot.overwrite.frontier;
-    // SAFETY: the ring's mapping lives as long as `shared`, which outlives this call.
+    // SAFETY: `view` requires that the view not outlive the `MagicRing`; this one is a
+    // local of this call and never escapes it, while `shared`, which owns the ring, is
+    // borrowed for the whole call.
     let view = unsafe { shared.ring(ring).view() };
     let shape = Frame::<T, M>::SHAPE;
     let longest = shape.len(shared.max_message_len.max(frame::HOLE_LEN)) as u64;

@@ -244,9 +244,7 @@ pub fn section(scale: &Scale, rounds: usize, started: Instant, out: &mut JsonLin
 
 fn one_run(setup: &Setup, variant: Variant, round: usize) -> Result<LossyRun, Box<dyn Error>> {
     let name = format!("bench-lossy-{}-{round}-{}", std::process::id(), now_ns() % 1_000_000);
-    // A third slot for the joiner, whose next join may come before its last one's slot
-    // is seen free.
-    let _channel = FifoFanout::<Msg64>::create(&Config::new(&name).capacity(setup.ring).subscribers(3))?;
+    let _channel = FifoFanout::<Msg64>::create(&Config::new(&name).capacity(setup.ring).subscribers(2))?;
     let barrier = Barrier::create(&name)?;
     let (mut children, mut placement) = (Children::new(), Placement::new());
     let mut start = |side, index, task| start_child(&mut children, &mut placement, &name, side, index, task);

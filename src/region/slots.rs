@@ -104,16 +104,26 @@ impl Shared {
             .count() as u32
     }
 
-    /// Claims subscriber slot `index` specifically (fanout).
-    pub(crate) fn claim_subscriber_slot_at(&self, index: usize) -> Result<usize> {
-        if index >= self.subscribers as usize {
+    /// Fails with `SlotOutOfRange` unless the channel has a `role` slot `index`.
+    pub(crate) fn check_slot_index(&self, role: Role, index: usize) -> Result<()> {
+        let slots = match role {
+            Role::Publisher => self.publishers,
+            Role::Subscriber => self.subscribers,
+        };
+        if index >= slots as usize {
             return Err(Error::SlotOutOfRange {
                 name: self.name.clone(),
-                role: Role::Subscriber,
+                role,
                 slot: index,
-                slots: self.subscribers,
+                slots,
             });
         }
+        Ok(())
+    }
+
+    /// Claims subscriber slot `index` specifically (fanout).
+    pub(crate) fn claim_subscriber_slot_at(&self, index: usize) -> Result<usize> {
+        self.check_slot_index(Role::Subscriber, index)?;
         let holder = &self.subscriber_slot(index).holder;
         if take_if_free_or_dead(holder, Identity::current().token()) {
             return Ok(index);
