@@ -41,20 +41,36 @@ fn outputs(child: &mut Child) -> (String, String) {
 
 /// Waits until `count` processes other than this one hold subscriber slots of `name`.
 fn wait_for_subscribers(name: &str, count: usize) {
+    let me = std::process::id();
+    wait_for_holders(name, "subscribers", count, |status| {
+        status
+            .subscribers
+            .iter()
+            .filter(|s| matches!(s.holder, salias::status::SlotHolder::Alive { pid } if pid != me))
+            .count()
+    });
+}
+
+/// Waits until `count` publishers have taken a slot: one that finished before the other came
+/// would free its slot for it, and a recording keyed by slot would then hold both streams under
+/// one slot. A slot that has published was taken, even if its publisher is done and gone.
+fn wait_for_publishers(name: &str, count: usize) {
+    wait_for_holders(name, "publishers", count, |status| {
+        status
+            .publishers
+            .iter()
+            .filter(|p| p.published > 0 || matches!(p.holder, salias::status::SlotHolder::Alive { .. }))
+            .count()
+    });
+}
+
+fn wait_for_holders(name: &str, role: &str, count: usize, held: impl Fn(&salias::status::ChannelStatus) -> usize) {
     let limit = Instant::now() + Duration::from_secs(30);
     loop {
-        let held = salias::status::channel_status(name).map_or(0, |status| {
-            let me = std::process::id();
-            status
-                .subscribers
-                .iter()
-                .filter(|s| matches!(s.holder, salias::status::SlotHolder::Alive { pid } if pid != me))
-                .count()
-        });
-        if held >= count {
+        if salias::status::channel_status(name).is_ok_and(|status| held(&status) >= count) {
             return;
         }
-        assert!(Instant::now() < limit, "no tool subscribed to {name}");
+        assert!(Instant::now() < limit, "fewer than {count} {role} of {name} came");
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -166,6 +182,7 @@ fn publish_role() {
         "ordered-sample" => {
             let channel = OrderedFanout::<Sample>::connect(&name).unwrap();
             let mut publisher = channel.publisher().unwrap();
+            wait_for_publishers(&name, 2);
             for seq in 0..count {
                 send(|| publisher.offer(&Sample::new(producer, seq)));
             }
@@ -173,6 +190,7 @@ fn publish_role() {
         "fifo-sample" => {
             let channel = FifoFanout::<Sample>::connect(&name).unwrap();
             let mut publisher = channel.publisher().unwrap();
+            wait_for_publishers(&name, 2);
             for seq in 0..count {
                 send(|| publisher.offer(&Sample::new(producer, seq)));
             }
@@ -180,6 +198,7 @@ fn publish_role() {
         "raw-mpsc" => {
             let channel = RawFifoMpsc::connect(&name).unwrap();
             let mut publisher = channel.publisher().unwrap();
+            wait_for_publishers(&name, 2);
             for seq in 0..count {
                 let message = raw_message(producer, seq);
                 send(|| publisher.offer(&message));
