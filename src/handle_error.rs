@@ -67,6 +67,14 @@ pub enum PublishError {
         /// The channel's message type size in bytes.
         expected: u32,
     },
+    /// `Publisher::offer_packed` was given bytes that are not a whole number of messages
+    /// of the size it was told.
+    PackedLength {
+        /// The bytes given.
+        len: usize,
+        /// The size of each message, in bytes.
+        size: u32,
+    },
     /// `Publisher::publish_gap` was asked to declare more numbers lost in one call than
     /// it accepts ([`MAX_GAP`](crate::error::MAX_GAP)).
     GapTooLarge {
@@ -176,6 +184,10 @@ impl fmt::Display for PublishError {
             PublishError::WrongMessageSize { len, expected } => write!(
                 f,
                 "raw message of {len} bytes does not fit this typed channel, whose messages are exactly {expected} bytes"
+            ),
+            PublishError::PackedLength { len, size } => write!(
+                f,
+                "{len} bytes of packed messages are not a whole number of {size}-byte messages; pass the messages' exact size and only whole messages"
             ),
             PublishError::GapTooLarge { count } => write!(
                 f,

@@ -1,6 +1,7 @@
 //! `offer_batch` on raw and typed channels: a batch publishes as many messages as fit, in
 //! order, refreshing its view of the room only when some do not fit; a message too large
 //! anywhere in the batch publishes nothing; and a batch none of which fits is refused.
+//! `offer_packed`, the same for equal-size messages packed back to back.
 
 mod support;
 
@@ -100,4 +101,80 @@ fn typed_batches_fill_the_ring_in_order_then_are_refused() {
         received += 1;
     }
     assert_eq!(received, sent);
+}
+
+#[test]
+fn packed_batches_fill_the_ring_in_order_then_are_refused() {
+    const SIZE: usize = 24;
+    let config = Config::new(unique_name("batch-packed-fill"))
+        .capacity(RING)
+        .max_message_size(64);
+    let channel = RawFifoMpsc::create(&config).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let message = |seq: usize| [seq as u8; SIZE];
+    let (mut sent, mut short_batches) = (0usize, 0);
+    loop {
+        // 7 at a time: the ring's room is not a multiple of 7 frames, so one batch is cut.
+        let packed: Vec<u8> = (sent..sent + 7).flat_map(message).collect();
+        match publisher.offer_packed(&packed, SIZE) {
+            Ok(count) => {
+                assert!((1..=7).contains(&count));
+                short_batches += usize::from(count < 7);
+                sent += count;
+            }
+            Err(PublishError::Backpressured) => break,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(short_batches >= 1, "no batch was cut short");
+    assert_eq!((publisher.published(), publisher.backpressured()), (sent as u64, 1));
+    let mut received = 0;
+    while let Some(frame) = subscriber.try_recv().unwrap() {
+        assert_eq!(&*frame, &message(received)[..], "message {received}");
+        received += 1;
+    }
+    assert_eq!(received, sent);
+    assert_eq!(publisher.offer_packed(&[], SIZE), Ok(0));
+}
+
+#[test]
+fn packed_batches_that_are_not_whole_messages_publish_nothing() {
+    let channel = RawFifoMpsc::create(&Config::new(unique_name("batch-packed-bad")).max_message_size(64)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let bytes = [7u8; 100];
+    assert_eq!(
+        publisher.offer_packed(&bytes, 30),
+        Err(PublishError::PackedLength { len: 100, size: 30 })
+    );
+    assert_eq!(
+        publisher.offer_packed(&bytes, 0),
+        Err(PublishError::PackedLength { len: 100, size: 0 })
+    );
+    assert_eq!(
+        publisher.offer_packed(&bytes, 100),
+        Err(PublishError::MessageTooLarge { len: 100, max: 64 })
+    );
+    let message = PublishError::PackedLength { len: 100, size: 30 }.to_string();
+    assert!(
+        message.contains("100 bytes") && message.contains("30-byte"),
+        "{message}"
+    );
+    assert_eq!(publisher.published(), 0);
+    assert!(subscriber.try_recv().unwrap().is_none());
+    // A typed channel's packed messages must be its type's size.
+    let name = unique_name("batch-packed-typed");
+    let typed = FifoMpsc::<Tick>::create(&Config::new(&name)).unwrap();
+    let mut typed_subscriber = typed.subscriber().unwrap();
+    let raw = RawFifoMpsc::connect_as_bytes(&name).unwrap();
+    let mut raw_publisher = raw.publisher().unwrap();
+    assert_eq!(
+        raw_publisher.offer_packed(&[0u8; 96], 32),
+        Err(PublishError::WrongMessageSize { len: 32, expected: 64 })
+    );
+    let ticks = [Tick { seq: 1, words: [1; 7] }, Tick { seq: 2, words: [2; 7] }];
+    assert_eq!(raw_publisher.offer_packed(ticks.as_bytes(), 64), Ok(2));
+    assert_eq!(typed_subscriber.try_recv().unwrap().map(|t| *t), Some(ticks[0]));
+    assert_eq!(typed_subscriber.try_recv().unwrap().map(|t| *t), Some(ticks[1]));
 }

@@ -131,11 +131,14 @@ fn raw_hot_paths_do_not_allocate() {
 
             assert_eq!(publisher.offer_batch(&batch).unwrap(), 3);
             subscriber.drain(3, |_, message| bytes += message.len()).unwrap();
+
+            assert_eq!(publisher.offer_packed(&payload[..240], 80).unwrap(), 3);
+            subscriber.drain(3, |_, message| bytes += message.len()).unwrap();
         }
     });
     assert_eq!(allocations, 0);
     let offered: usize = (0..ROUNDS as usize).map(|round| round % 300).sum();
-    assert_eq!(bytes, offered + ROUNDS as usize * (17 + 10 + 200 + 300));
+    assert_eq!(bytes, offered + ROUNDS as usize * (17 + 10 + 200 + 300 + 240));
 }
 
 /// Long enough for many liveness checks, which run at most once a millisecond.

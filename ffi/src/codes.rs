@@ -127,6 +127,7 @@ pub(crate) fn of_publish(error: PublishError) -> salias_code {
         PublishError::MessageTooLarge { .. } => SALIAS_ERROR_MESSAGE_TOO_LARGE,
         PublishError::WrongMessageSize { .. } => SALIAS_ERROR_WRONG_MESSAGE_SIZE,
         PublishError::GapTooLarge { .. } => SALIAS_ERROR_GAP_TOO_LARGE,
+        PublishError::PackedLength { .. } => SALIAS_ERROR_INVALID_ARGUMENT,
         PublishError::Corrupt => SALIAS_ERROR_CORRUPT,
         PublishError::Truncated => SALIAS_ERROR_TRUNCATED,
         PublishError::Inherited => SALIAS_ERROR_INHERITED,

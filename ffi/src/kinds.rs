@@ -91,6 +91,8 @@ pub trait PublisherOps: Send {
     fn offer(&mut self, bytes: &[u8]) -> Result<salias_code, Failure>;
     /// Publishes as many of `messages` as fit, in order; how many.
     fn offer_batch(&mut self, messages: &[&[u8]]) -> Result<usize, Failure>;
+    /// Publishes as many as fit of the `size`-byte messages packed in `messages`; how many.
+    fn offer_packed(&mut self, messages: &[u8], size: usize) -> Result<usize, Failure>;
     fn send(&mut self, bytes: &[u8], timeout: Option<Duration>) -> Result<salias_code, Failure>;
     /// Where to write a claimed message; `None` when there is no room.
     fn claim(&mut self, len: usize) -> Result<Option<*mut u8>, Failure>;
@@ -149,6 +151,41 @@ where
     fn is_owner(&self) -> bool {
         Channel::is_owner(self)
     }
+}
+
+/// `$sized::<N>($args)` when `$len` is a common message size N (whole words up to two
+/// lines), else `$general`: a typed channel's messages all have one size, and with it a
+/// constant the copy into the ring and the frame arithmetic compile to fixed moves, as a
+/// Rust caller's typed offer does, instead of a loop and a `memcpy` call per message.
+/// Each size is its own function, so the compiler cannot fold them back into one.
+macro_rules! by_constant_size {
+    ($len:expr, $sized:ident $args:tt, $general:expr) => {
+        by_constant_size!(@arms $len, $sized $args, $general, 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120 128)
+    };
+    (@arms $len:expr, $sized:ident $args:tt, $general:expr, $($size:literal)*) => {
+        match $len {
+            $($size => $sized::<$size, _, _> $args,)*
+            _ => $general,
+        }
+    };
+}
+
+/// `offer` of a message of N bytes.
+#[inline(never)]
+fn offer_sized<const N: usize, M: Mode, K: Topology>(
+    publisher: &mut Publisher<Bytes, M, K>,
+    bytes: &[u8],
+) -> Result<(), PublishError> {
+    publisher.offer(&bytes[..N])
+}
+
+/// `offer_packed` of messages of N bytes.
+#[inline(never)]
+fn offer_packed_sized<const N: usize, M: Mode, K: Topology>(
+    publisher: &mut Publisher<Bytes, M, K>,
+    messages: &[u8],
+) -> Result<usize, PublishError> {
+    publisher.offer_packed(messages, N)
 }
 
 /// A publisher and the claim it may hold.
@@ -233,12 +270,27 @@ where
     Publisher<Bytes, M, K>: Send,
 {
     fn offer(&mut self, bytes: &[u8]) -> Result<salias_code, Failure> {
-        let result = self.publisher()?.offer(bytes);
+        let publisher = self.publisher()?;
+        let result = by_constant_size!(bytes.len(), offer_sized(publisher, bytes), publisher.offer(bytes));
         self.outcome(result)
     }
 
     fn offer_batch(&mut self, messages: &[&[u8]]) -> Result<usize, Failure> {
         match self.publisher()?.offer_batch(messages) {
+            Ok(count) => Ok(count),
+            Err(PublishError::Backpressured) => Ok(0),
+            Err(error) => Err(self.explain(error)),
+        }
+    }
+
+    fn offer_packed(&mut self, messages: &[u8], size: usize) -> Result<usize, Failure> {
+        let publisher = self.publisher()?;
+        let result = by_constant_size!(
+            size,
+            offer_packed_sized(publisher, messages),
+            publisher.offer_packed(messages, size)
+        );
+        match result {
             Ok(count) => Ok(count),
             Err(PublishError::Backpressured) => Ok(0),
             Err(error) => Err(self.explain(error)),

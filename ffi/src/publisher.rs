@@ -175,17 +175,13 @@ pub unsafe extern "C" fn salias_publisher_offer_array(
             return Err(Failure::argument("size is 0; give each message's size in bytes"));
         }
         let publisher = self::publisher(publisher)?;
-        offer_in_groups(
-            publisher,
-            all.chunks(size.saturating_mul(GROUP)),
-            place,
-            |group, slices| {
-                for (slice, message) in slices.iter_mut().zip(group.chunks_exact(size)) {
-                    *slice = message;
-                }
-                Ok(group.len() / size)
-            },
-        )
+        // One packed batch: one length check for all, no per-message slices.
+        *place = publisher.offer_packed(all, size)?;
+        Ok(if *place == 0 {
+            crate::codes::SALIAS_BACKPRESSURED
+        } else {
+            SALIAS_OK
+        })
     })
 }
 

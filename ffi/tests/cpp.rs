@@ -337,6 +337,32 @@ fn c_publishes_to_rust<M: Numbers, K: Topology>(dir: &Path, number: usize, name:
     assert!(c.wait().unwrap().success());
 }
 
+/// The C++ instruction-count workload (benches/cpp/instructions.cpp): typed `offer`s and
+/// `offer_batch`es of 16 (the packed path) through the header, each round drained and the
+/// sequence numbers summed and checked against what was sent.
+#[test]
+fn the_cpp_instruction_workloads_deliver_every_message() {
+    let Some(dir) = programs() else { return };
+    for workload in ["single", "batch"] {
+        // 3000 rounds of 16: 48 000 messages, several laps of the default ring.
+        let output = Command::new(dir.join("cpp_instructions"))
+            .args(["3000", workload])
+            .output()
+            .expect("cpp_instructions runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{workload}: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let messages: u64 = 3000 * 16;
+        assert!(
+            stdout.contains(&format!("checksum {}", messages * (messages - 1) / 2)),
+            "{stdout}"
+        );
+    }
+}
+
 #[test]
 fn the_minimal_c_example_runs() {
     let Some(dir) = programs() else { return };

@@ -25,6 +25,8 @@
 #ifndef SALIAS_HPP
 #define SALIAS_HPP
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -347,6 +349,62 @@ class Message {
   salias_message raw_;
 };
 
+template <class T>
+class Publisher;
+
+/// Room for one message reserved in the ring, written in place: `commit()` publishes it;
+/// a claim destroyed uncommitted is abandoned (nothing published, the room reused). The
+/// publisher refuses its other calls with SALIAS_ERROR_BUSY while the claim lives. The
+/// ring holds its previous bytes there: write every byte that is published.
+template <class T = Bytes>
+class Claim {
+ public:
+  Claim(Claim&& other) noexcept
+      : publisher_(std::exchange(other.publisher_, nullptr)), data_(other.data_), size_(other.size_) {}
+  Claim& operator=(Claim&&) = delete;
+  Claim(const Claim&) = delete;
+  Claim& operator=(const Claim&) = delete;
+  ~Claim() {
+    if (publisher_ != nullptr) (void)salias_publisher_abandon(publisher_);
+  }
+
+  /// A typed channel's message, to be written in place (aligned for T).
+  template <class U = T, class = std::enable_if_t<!std::is_same_v<U, Bytes>>>
+  U& operator*() const noexcept {
+    return *static_cast<U*>(data_);
+  }
+  template <class U = T, class = std::enable_if_t<!std::is_same_v<U, Bytes>>>
+  U* operator->() const noexcept {
+    return static_cast<U*>(data_);
+  }
+  /// The claimed bytes.
+  std::span<std::byte> bytes() const noexcept { return {static_cast<std::byte*>(data_), size_}; }
+
+  /// Publishes the message (a raw claim: all the bytes claimed).
+  void commit() { finish(size_); }
+  /// Publishes the first `len` of the claimed bytes (a raw channel's claim).
+  void commit(std::size_t len)
+    requires std::is_same_v<T, Bytes>
+  {
+    finish(len);
+  }
+  /// Publishes nothing; the room is reused.
+  void abandon() { detail::check(salias_publisher_abandon(taken())); }
+
+ private:
+  friend class Publisher<T>;
+  Claim(salias_publisher* publisher, void* data, std::size_t size) : publisher_(publisher), data_(data), size_(size) {}
+  salias_publisher* taken() {
+    if (publisher_ == nullptr) throw Error(SALIAS_ERROR_NOT_HELD, "the claim was committed or abandoned already");
+    return std::exchange(publisher_, nullptr);
+  }
+  void finish(std::size_t len) { detail::check(salias_publisher_commit(taken(), len)); }
+
+  salias_publisher* publisher_;
+  void* data_;
+  std::size_t size_;
+};
+
 /// A publisher slot. `offer` returns false when the ring has no room (backpressure);
 /// other failures throw salias::Error.
 template <class T = Bytes>
@@ -374,15 +432,36 @@ class Publisher {
     outcome(salias_publisher_offer_array(handle_.get(), messages.data(), sizeof(T), messages.size(), &published));
     return published;
   }
+  /// Raw messages, described to the C ABI 64 at a time on the stack: no allocation.
   std::size_t offer_batch(std::span<const std::span<const std::byte>> messages)
     requires std::is_same_v<T, Bytes>
   {
-    std::vector<salias_bytes> raw;
-    raw.reserve(messages.size());
-    for (auto message : messages) raw.push_back(salias_bytes{message.data(), message.size()});
+    std::array<salias_bytes, 64> raw;
     std::size_t published = 0;
-    outcome(salias_publisher_offer_batch(handle_.get(), raw.data(), raw.size(), &published));
+    while (published < messages.size()) {
+      std::size_t group = std::min(raw.size(), messages.size() - published);
+      for (std::size_t i = 0; i < group; ++i) {
+        raw[i] = salias_bytes{messages[published + i].data(), messages[published + i].size()};
+      }
+      std::size_t taken = 0;
+      outcome(salias_publisher_offer_batch(handle_.get(), raw.data(), group, &taken));
+      published += taken;
+      if (taken < group) break;
+    }
     return published;
+  }
+
+  /// Reserves room for one message to be written in place; std::nullopt when there is no
+  /// room. Typed channels: a T; raw ones: `len` bytes, of which `commit(n)` publishes n.
+  std::optional<Claim<T>> claim()
+    requires(!std::is_same_v<T, Bytes>)
+  {
+    return reserve(sizeof(T));
+  }
+  std::optional<Claim<T>> claim(std::size_t len)
+    requires std::is_same_v<T, Bytes>
+  {
+    return reserve(len);
   }
 
   /// Waits for room (at most `timeout`; negative: as long as it takes); false on timeout.
@@ -418,6 +497,11 @@ class Publisher {
     if (code == SALIAS_OK) return true;
     if (code == SALIAS_BACKPRESSURED || code == SALIAS_TIMED_OUT) return false;
     throw Error::last(code);
+  }
+  std::optional<Claim<T>> reserve(std::size_t len) {
+    void* data = nullptr;
+    if (!outcome(salias_publisher_claim(handle_.get(), len, &data))) return std::nullopt;
+    return Claim<T>(handle_.get(), data, len);
   }
   detail::Handle<salias_publisher, salias_publisher_free> handle_;
 };

@@ -378,6 +378,90 @@ void round_trip() {
   CHECK(std::memcmp(&out[2], &expected, sizeof expected) == 0);
 }
 
+/// The wrapper's claims, typed and raw: committed ones arrive, abandoned or dropped ones do
+/// not; the publisher is busy while one lives. A raw batch longer than the wrapper's
+/// 64-message groups arrives whole and in order.
+void claims_and_raw_batches_through_the_wrapper() {
+  salias::Config config;
+  config.name = unique("claims");
+  config.capacity = 16 * 1024;
+  auto typed = salias::FifoMpsc<Quote>::create(config);
+  CHECK(typed.has_value());
+  auto channel = std::move(typed).value();
+  auto subscriber = channel.subscriber();
+  auto publisher = channel.publisher();
+  {
+    auto claim = publisher.claim();
+    CHECK(claim.has_value());
+    **claim = quote_for(0, 7);
+    bool busy = false;
+    try {
+      (void)publisher.offer(quote_for(0, 8));
+    } catch (const salias::Error& error) {
+      busy = error.code() == SALIAS_ERROR_BUSY;
+    }
+    CHECK(busy);
+    claim->commit();
+    bool twice = false;
+    try {
+      claim->commit();
+    } catch (const salias::Error& error) {
+      twice = error.code() == SALIAS_ERROR_NOT_HELD;
+    }
+    CHECK(twice);
+  }
+  {
+    auto dropped = publisher.claim();  // destroyed uncommitted: abandoned
+    CHECK(dropped.has_value());
+    (*dropped)->instrument = 99;
+  }
+  {
+    auto abandoned = publisher.claim();
+    CHECK(abandoned.has_value());
+    abandoned->abandon();
+  }
+  CHECK(publisher.offer(quote_for(0, 8)));
+  for (std::uint64_t seq : {7, 8}) {
+    auto message = subscriber.try_recv();
+    CHECK(message.has_value());
+    Quote expected = quote_for(0, seq);
+    CHECK(std::memcmp(&**message, &expected, sizeof expected) == 0);
+    subscriber.release(*message);
+  }
+  CHECK(!subscriber.try_recv().has_value());
+  CHECK(publisher.info().published == 2);
+
+  salias::Config raw_config;
+  raw_config.name = unique("raw-claims");
+  raw_config.capacity = 64 * 1024;
+  auto raw = salias::FifoMpscChannel::create(raw_config);
+  CHECK(raw.has_value());
+  auto raw_channel = std::move(raw).value();
+  auto raw_subscriber = raw_channel.subscriber();
+  auto raw_publisher = raw_channel.publisher();
+  {
+    auto claim = raw_publisher.claim(16);
+    CHECK(claim.has_value() && claim->bytes().size() == 16);
+    std::memcpy(claim->bytes().data(), "claimed", 7);
+    claim->commit(7);
+  }
+  // 150 messages of 1 to 150 bytes: three groups of the wrapper's batch.
+  std::vector<std::vector<std::byte>> messages;
+  for (std::size_t len = 1; len <= 150; ++len) messages.emplace_back(len, static_cast<std::byte>(len));
+  std::vector<std::span<const std::byte>> spans(messages.begin(), messages.end());
+  CHECK(raw_publisher.offer_batch(spans) == 150);
+  auto first = raw_subscriber.try_recv();
+  CHECK(first.has_value() && first->size() == 7 && std::memcmp(first->data(), "claimed", 7) == 0);
+  raw_subscriber.release(*first);
+  for (std::size_t len = 1; len <= 150; ++len) {
+    auto message = raw_subscriber.try_recv();
+    CHECK(message.has_value() && message->size() == len);
+    CHECK(std::all_of(message->data(), message->data() + len, [&](std::byte b) { return b == static_cast<std::byte>(len); }));
+    raw_subscriber.release(*message);
+  }
+  CHECK(!raw_subscriber.try_recv().has_value());
+}
+
 }  // namespace
 
 int main() {
@@ -386,6 +470,7 @@ int main() {
   holding_and_claiming_are_states();
   types_and_kinds_are_checked_at_connect();
   status_reads_without_connecting();
+  claims_and_raw_batches_through_the_wrapper();
   round_trip<salias::Kind::FifoMpsc>();
   round_trip<salias::Kind::FifoFanout>();
   round_trip<salias::Kind::OrderedMpsc>();
