@@ -9,8 +9,7 @@
 // benches/instructions.rs are the Rust twins:
 //
 //   RUSTFLAGS="--cfg rustix_use_libc" cargo build --release -p salias-c
-//   g++ -std=c++20 -O2 -I ffi/include ffi/benches/cpp/instructions.cpp \
-//     target/release/libsalias_c.a -lpthread -ldl -lm -o /tmp/cpp-instructions
+//   g++ -std=c++20 -O2 -I ffi/include ffi/benches/cpp/instructions.cpp target/release/libsalias_c.a -lpthread -ldl -lm -o /tmp/cpp-instructions
 //   for n in 100000 200000; do
 //     valgrind --tool=callgrind --callgrind-out-file=/tmp/cpp.out /tmp/cpp-instructions $n single 2>&1 | grep Collected
 //   done
