@@ -128,7 +128,7 @@ where
     Subscriber<Bytes, M, K>: Send,
 {
     fn publisher(&self) -> Result<Box<dyn PublisherOps>, Error> {
-        Ok(Box::new(Pub::new(Channel::publisher(self)?)))
+        Ok(Box::new(Pub::new(Channel::publisher(self)?, self.max_message_size())))
     }
     fn subscriber(&self) -> Result<Box<dyn SubscriberOps>, Error> {
         Ok(Box::new(Sub::new(Channel::subscriber(self)?)))
@@ -153,24 +153,48 @@ where
     }
 }
 
-/// `$sized::<N>($args)` when `$len` is a common message size N (whole words up to two
-/// lines), else `$general`: a typed channel's messages all have one size, and with it a
-/// constant the copy into the ring and the frame arithmetic compile to fixed moves, as a
-/// Rust caller's typed offer does, instead of a loop and a `memcpy` call per message.
-/// Each size is its own function, so the compiler cannot fold them back into one.
-macro_rules! by_constant_size {
-    ($len:expr, $sized:ident $args:tt, $general:expr) => {
-        by_constant_size!(@arms $len, $sized $args, $general, 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120 128)
-    };
-    (@arms $len:expr, $sized:ident $args:tt, $general:expr, $($size:literal)*) => {
-        match $len {
-            $($size => $sized::<$size, _, _> $args,)*
-            _ => $general,
+/// A publisher's offers compiled for one message size, its channel's largest (a typed
+/// channel's only): with the size a constant, the copy into the ring and the frame
+/// arithmetic compile to fixed moves, as a Rust caller's typed offer does, instead of a
+/// loop and a `memcpy` call per message. Chosen once, when the handle is made, so a call
+/// pays one comparison and one indirect call for it.
+struct SizedOffers<M: Mode, K: Topology> {
+    /// The message size, in bytes.
+    size: usize,
+    /// `offer` of one message of `size` bytes.
+    one: fn(&mut Publisher<Bytes, M, K>, &[u8]) -> Result<(), PublishError>,
+    /// `offer_packed` of messages of `size` bytes.
+    packed: fn(&mut Publisher<Bytes, M, K>, &[u8]) -> Result<usize, PublishError>,
+}
+
+impl<M: Mode, K: Topology> Clone for SizedOffers<M, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<M: Mode, K: Topology> Copy for SizedOffers<M, K> {}
+
+/// The sizes compiled: whole words up to two lines, where the copy is word stores.
+macro_rules! sized_offers {
+    ($size:expr, $($constant:literal)*) => {
+        match $size {
+            $($constant => Some(SizedOffers {
+                size: $constant,
+                one: offer_sized::<$constant, M, K>,
+                packed: offer_packed_sized::<$constant, M, K>,
+            }),)*
+            _ => None,
         }
     };
 }
 
-/// `offer` of a message of N bytes.
+impl<M: Mode, K: Topology> SizedOffers<M, K> {
+    fn for_size(size: usize) -> Option<Self> {
+        sized_offers!(size, 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120 128)
+    }
+}
+
+/// `offer` of a message of exactly N bytes (the caller checked its length).
 #[inline(never)]
 fn offer_sized<const N: usize, M: Mode, K: Topology>(
     publisher: &mut Publisher<Bytes, M, K>,
@@ -188,6 +212,12 @@ fn offer_packed_sized<const N: usize, M: Mode, K: Topology>(
     publisher.offer_packed(messages, N)
 }
 
+/// `offer` of a message of any length: out of line, so the handle's own call stays small.
+#[inline(never)]
+fn offer_any<M: Mode, K: Topology>(publisher: &mut Publisher<Bytes, M, K>, bytes: &[u8]) -> Result<(), PublishError> {
+    publisher.offer(bytes)
+}
+
 /// A publisher and the claim it may hold.
 struct Pub<M: Mode, K: Topology> {
     /// Declared first, so dropped before the publisher it borrows.
@@ -196,6 +226,8 @@ struct Pub<M: Mode, K: Topology> {
     /// Taken on first request only: a handle whose descriptor was taken is watched, and
     /// arms its watcher (system calls) on every refused offer or empty look.
     fd: Option<RawFd>,
+    /// Offers compiled for the channel's message size, if it is a common one.
+    sized: Option<SizedOffers<M, K>>,
 }
 
 // SAFETY: `Pub` owns its publisher (a `Box` in all but name) and the claim borrowing it;
@@ -203,11 +235,12 @@ struct Pub<M: Mode, K: Topology> {
 unsafe impl<M: Mode, K: Topology> Send for Pub<M, K> where Publisher<Bytes, M, K>: Send {}
 
 impl<M: Mode, K: Topology> Pub<M, K> {
-    fn new(publisher: Publisher<Bytes, M, K>) -> Self {
+    fn new(publisher: Publisher<Bytes, M, K>, max_message_size: usize) -> Self {
         Pub {
             claim: None,
             publisher: NonNull::from(Box::leak(Box::new(publisher))),
             fd: None,
+            sized: SizedOffers::for_size(max_message_size),
         }
     }
 
@@ -270,8 +303,12 @@ where
     Publisher<Bytes, M, K>: Send,
 {
     fn offer(&mut self, bytes: &[u8]) -> Result<salias_code, Failure> {
+        let sized = self.sized;
         let publisher = self.publisher()?;
-        let result = by_constant_size!(bytes.len(), offer_sized(publisher, bytes), publisher.offer(bytes));
+        let result = match sized {
+            Some(sized) if sized.size == bytes.len() => (sized.one)(publisher, bytes),
+            _ => offer_any(publisher, bytes),
+        };
         self.outcome(result)
     }
 
@@ -284,12 +321,12 @@ where
     }
 
     fn offer_packed(&mut self, messages: &[u8], size: usize) -> Result<usize, Failure> {
+        let sized = self.sized;
         let publisher = self.publisher()?;
-        let result = by_constant_size!(
-            size,
-            offer_packed_sized(publisher, messages),
-            publisher.offer_packed(messages, size)
-        );
+        let result = match sized {
+            Some(sized) if sized.size == size => (sized.packed)(publisher, messages),
+            _ => publisher.offer_packed(messages, size),
+        };
         match result {
             Ok(count) => Ok(count),
             Err(PublishError::Backpressured) => Ok(0),
