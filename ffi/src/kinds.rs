@@ -162,10 +162,13 @@ struct SizedOffers<M: Mode, K: Topology> {
     /// The message size, in bytes.
     size: usize,
     /// `offer` of one message of `size` bytes.
-    one: fn(&mut Publisher<Bytes, M, K>, &[u8]) -> Result<(), PublishError>,
+    one: Offer<M, K, ()>,
     /// `offer_packed` of messages of `size` bytes.
-    packed: fn(&mut Publisher<Bytes, M, K>, &[u8]) -> Result<usize, PublishError>,
+    packed: Offer<M, K, usize>,
 }
+
+/// An offer of the publisher's bytes, returning `R`.
+type Offer<M, K, R> = fn(&mut Publisher<Bytes, M, K>, &[u8]) -> Result<R, PublishError>;
 
 impl<M: Mode, K: Topology> Clone for SizedOffers<M, K> {
     fn clone(&self) -> Self {
