@@ -15,6 +15,7 @@
 //!
 //! - offer: a C++ publisher's `offer` against Rust's `offer` (both into a Rust `drain`);
 //! - batch offer: `offer_batch` of 16 against Rust's;
+//! - claim: `claim`, the message written in place, `commit`, against Rust's;
 //! - drain: a C++ subscriber's `drain(256, f)` against Rust's (from a Rust publisher);
 //! - try_recv: C++ `try_recv` + `release` against Rust `try_recv` (from a Rust publisher);
 //! - ping-pong: C++ ↔ C++ against Rust ↔ Rust, one message in flight, `try_recv` spinning;
@@ -116,11 +117,13 @@ const fn variant(
 use Language::{Cpp, Rust};
 
 /// The variants, in the order every round runs them; the pairs below name the ratios.
-const VARIANTS: [Variant; 9] = [
+const VARIANTS: [Variant; 11] = [
     variant("offer, Rust", (Rust, "publish"), (Rust, "drain")),
     variant("offer, C++", (Cpp, "publish"), (Rust, "drain")),
     variant("batch offer, Rust", (Rust, "publish_batch"), (Rust, "drain")),
     variant("batch offer, C++", (Cpp, "publish_batch"), (Rust, "drain")),
+    variant("claim, Rust", (Rust, "publish_claim"), (Rust, "drain")),
+    variant("claim, C++", (Cpp, "publish_claim"), (Rust, "drain")),
     variant("drain, Rust", (Rust, "publish"), (Rust, "drain")),
     variant("drain, C++", (Rust, "publish"), (Cpp, "drain")),
     variant("try_recv, Rust", (Rust, "publish"), (Rust, "try_recv")),
@@ -130,9 +133,10 @@ const VARIANTS: [Variant; 9] = [
 const CPP_PING_PONG: Variant = variant("ping-pong, C++", (Cpp, "ping"), (Cpp, "pong"));
 
 /// (C++ variant, its Rust twin, a throughput goal (≥) or latency goal (≤)).
-const RATIOS: [(&str, &str, &str); 5] = [
+const RATIOS: [(&str, &str, &str); 6] = [
     ("offer, C++", "offer, Rust", ">= 0.8"),
     ("batch offer, C++", "batch offer, Rust", ">= 0.8"),
+    ("claim, C++", "claim, Rust", ">= 0.8"),
     ("drain, C++", "drain, Rust", ">= 0.8"),
     ("try_recv, C++", "try_recv, Rust", ">= 0.8"),
     ("ping-pong, C++", "ping-pong, Rust", "<= 1.1"),
@@ -158,8 +162,9 @@ fn run_role(role: &str) {
     let params: Params = ROLE.params().expect("role parameters");
     support::cores::pin(params.core).expect("pin");
     match role {
-        "publish" => publish(&params, false),
-        "publish_batch" => publish(&params, true),
+        "publish" => publish(&params, How::One),
+        "publish_batch" => publish(&params, How::Batch),
+        "publish_claim" => publish(&params, How::Claim),
         "drain" => subscribe(&params, true),
         "try_recv" => subscribe(&params, false),
         "ping" | "pong" => ping_pong(&params, role == "ping"),
@@ -189,7 +194,16 @@ fn check(m: &Msg64, expected: u64) {
     );
 }
 
-fn publish(params: &Params, batched: bool) {
+/// How a publisher role publishes: `offer` one at a time, `offer_batch` of 16, or a
+/// claim written in place and committed.
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    One,
+    Batch,
+    Claim,
+}
+
+fn publish(params: &Params, how: How) {
     let channel = connect(&params.name);
     let mut publisher = channel.publisher().expect("publisher");
     let barrier = Barrier::open(&params.name).expect("barrier");
@@ -198,14 +212,20 @@ fn publish(params: &Params, batched: bool) {
     barrier.arrive_and_wait();
     let started = now_ns();
     while seq < params.count {
-        let taken = if batched {
-            let n = (params.count - seq).min(16) as usize;
-            for (i, message) in batch[..n].iter_mut().enumerate() {
-                *message = Msg64::new(0, seq + i as u64);
+        let taken = match how {
+            How::Batch => {
+                let n = (params.count - seq).min(16) as usize;
+                for (i, message) in batch[..n].iter_mut().enumerate() {
+                    *message = Msg64::new(0, seq + i as u64);
+                }
+                publisher.offer_batch(&batch[..n])
             }
-            publisher.offer_batch(&batch[..n])
-        } else {
-            publisher.offer(&Msg64::new(0, seq)).map(|()| 1)
+            How::One => publisher.offer(&Msg64::new(0, seq)).map(|()| 1),
+            How::Claim => publisher.claim().map(|mut claim| {
+                *claim = Msg64::new(0, seq);
+                claim.commit();
+                1
+            }),
         };
         match taken {
             Ok(n) => seq += n as u64,

@@ -139,12 +139,15 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         let frame = Frame::<Bytes, M>::len(size) as u64;
         // When none fit, publishing one reports the backpressure.
         let count = self.room_for(frame, messages.len() / size)?.max(1);
-        // Sliced to what is published: each message's slice is then in bounds.
         let messages = &messages[..count * size];
         self.publish(
             count,
             frame * count as u64,
-            |i| &messages[i * size..][..size],
+            // SAFETY: `publish` asks for `i < count` only, and `messages` holds `count * size`
+            // bytes, so bytes `i * size..(i + 1) * size` lie inside it. Unchecked because
+            // the two bounds checks the compiler cannot remove were a fifth of a packed
+            // message's instructions (callgrind, 64-byte messages).
+            |i| unsafe { messages.get_unchecked(i * size..(i + 1) * size) },
             PayloadCopy::Plain,
         )?;
         Ok(count)

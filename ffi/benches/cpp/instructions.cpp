@@ -63,8 +63,7 @@ int main(int argc, char** argv) {
   for (std::uint64_t round = 0; round < rounds; ++round) {
     for (std::size_t i = 0; i < kBatch; ++i) {
       std::uint64_t seq = round * kBatch + i;
-      batch[i].seq = seq;
-      for (auto& word : batch[i].words) word = seq;
+      batch[i] = Tick{seq, {seq, seq, seq, seq, seq, seq, seq}};  // as Rust's Tick { seq, words: [seq; 7] }
     }
     if (workload == "batch") {
       if (publisher.offer_batch(std::span<const Tick>(batch)) != kBatch) fail("a batch did not fit");

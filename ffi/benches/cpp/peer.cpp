@@ -3,6 +3,7 @@
 //
 //   peer publish NAME COUNT CORE        offers COUNT Msg64s one by one
 //   peer publish_batch NAME COUNT CORE  offers them 16 at a time (offer_batch)
+//   peer publish_claim NAME COUNT CORE  claims each in the ring, writes it there, commits
 //   peer drain NAME COUNT CORE          creates the channel, receives with drain(256)
 //   peer try_recv NAME COUNT CORE       creates the channel, receives with try_recv/release
 //   peer ping NAME COUNT CORE           COUNT round trips over NAME-ping / NAME-pong
@@ -49,13 +50,9 @@ std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-Msg64 message(std::uint64_t seq) {
-  Msg64 m{};
-  m.producer = 0;
-  m.seq = seq;
-  for (auto& word : m.words) word = seq;  // seq ^ producer, producer 0
-  return m;
-}
+// As Msg64::new(0, seq) on the Rust side: every field in one initialiser, which g++ -O2
+// compiles to stores as rustc does (a loop over `words` it leaves as a loop).
+Msg64 message(std::uint64_t seq) { return Msg64{0, seq, {seq, seq, seq, seq, seq, seq}}; }  // seq ^ producer, producer 0
 
 // What a refused offer does before it tries again, as the Rust roles' std::hint::spin_loop():
 // a pause, so a publisher that finds no room does not keep the line its subscriber is
@@ -133,7 +130,9 @@ Channel create(const std::string& name, std::size_t capacity) {
   return std::move(created).value();
 }
 
-void publish(const std::string& name, std::uint64_t count, bool batched) {
+enum class How { One, Batch, Claim };
+
+void publish(const std::string& name, std::uint64_t count, How how) {
   auto channel = connect<Channel>(name);
   auto publisher = channel.publisher();
   Barrier barrier(name);
@@ -143,12 +142,20 @@ void publish(const std::string& name, std::uint64_t count, bool batched) {
   std::uint64_t started = now_ns();
   while (seq < count) {
     ++attempts;
-    if (batched) {
+    if (how == How::Batch) {
       std::size_t n = std::min<std::uint64_t>(batch.size(), count - seq);
       for (std::size_t i = 0; i < n; ++i) batch[i] = message(seq + i);
       std::size_t published = publisher.offer_batch(std::span<const Msg64>(batch.data(), n));
       if (published == 0) spin_loop();
       seq += published;
+    } else if (how == How::Claim) {
+      if (auto claim = publisher.claim()) {
+        **claim = message(seq);
+        claim->commit();
+        ++seq;
+      } else {
+        spin_loop();
+      }
     } else if (publisher.offer(message(seq))) {
       ++seq;
     } else {
@@ -245,8 +252,9 @@ int main(int argc, char** argv) {
   const char* ring = std::getenv("SALIAS_BENCH_RING");
   std::size_t capacity = ring ? std::strtoull(ring, nullptr, 10) : (1u << 20);
   try {
-    if (role == "publish") publish(name, count, false);
-    else if (role == "publish_batch") publish(name, count, true);
+    if (role == "publish") publish(name, count, How::One);
+    else if (role == "publish_batch") publish(name, count, How::Batch);
+    else if (role == "publish_claim") publish(name, count, How::Claim);
     else if (role == "drain") subscribe(name, count, capacity, true);
     else if (role == "try_recv") subscribe(name, count, capacity, false);
     else if (role == "ping") ping_pong(name, count, true);
