@@ -19,6 +19,24 @@ struct Tick {
 /// One page of ring: 4096 bytes.
 const RING: usize = 4096;
 
+/// Offers batches of `width` (`offer(sent)` publishes the batch starting at message `sent`)
+/// until one is refused for room; returns how many were published and how many batches
+/// were cut short. Each batch publishes between 1 and `width`.
+fn fill_until_refused(width: usize, mut offer: impl FnMut(usize) -> Result<usize, PublishError>) -> (usize, usize) {
+    let (mut sent, mut short_batches) = (0usize, 0);
+    loop {
+        match offer(sent) {
+            Ok(count) => {
+                assert!((1..=width).contains(&count));
+                short_batches += usize::from(count < width);
+                sent += count;
+            }
+            Err(PublishError::Backpressured) => return (sent, short_batches),
+            Err(other) => panic!("{other}"),
+        }
+    }
+}
+
 #[test]
 fn raw_batch_with_one_message_too_large_publishes_nothing() {
     let channel = RawFifoMpsc::create(&Config::new(unique_name("batch-too-large")).max_message_size(64)).unwrap();
@@ -43,19 +61,10 @@ fn raw_batches_fill_the_ring_in_order_then_are_refused() {
     let mut subscriber = channel.subscriber().unwrap();
     // Lengths 1..=100 over and over, so frames of many sizes meet the end of the room.
     let message = |seq: usize| vec![seq as u8; 1 + seq % 100];
-    let (mut sent, mut short_batches) = (0usize, 0);
-    loop {
+    let (sent, short_batches) = fill_until_refused(16, |sent| {
         let batch: Vec<Vec<u8>> = (sent..sent + 16).map(message).collect();
-        match publisher.offer_batch(&batch) {
-            Ok(count) => {
-                assert!((1..=16).contains(&count));
-                short_batches += usize::from(count < 16);
-                sent += count;
-            }
-            Err(PublishError::Backpressured) => break,
-            Err(other) => panic!("{other}"),
-        }
-    }
+        publisher.offer_batch(&batch)
+    });
     // The room ran out midway through a batch before a whole batch was refused.
     assert!(short_batches >= 1, "no batch was cut short");
     assert_eq!(publisher.published(), sent as u64);
@@ -113,20 +122,11 @@ fn packed_batches_fill_the_ring_in_order_then_are_refused() {
     let mut publisher = channel.publisher().unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     let message = |seq: usize| [seq as u8; SIZE];
-    let (mut sent, mut short_batches) = (0usize, 0);
-    loop {
-        // 7 at a time: the ring's room is not a multiple of 7 frames, so one batch is cut.
+    // 7 at a time: the ring's room is not a multiple of 7 frames, so one batch is cut.
+    let (sent, short_batches) = fill_until_refused(7, |sent| {
         let packed: Vec<u8> = (sent..sent + 7).flat_map(message).collect();
-        match publisher.offer_packed(&packed, SIZE) {
-            Ok(count) => {
-                assert!((1..=7).contains(&count));
-                short_batches += usize::from(count < 7);
-                sent += count;
-            }
-            Err(PublishError::Backpressured) => break,
-            Err(other) => panic!("{other}"),
-        }
-    }
+        publisher.offer_packed(&packed, SIZE)
+    });
     assert!(short_batches >= 1, "no batch was cut short");
     assert_eq!((publisher.published(), publisher.backpressured()), (sent as u64, 1));
     let mut received = 0;
