@@ -21,6 +21,14 @@ pub struct Cli {
     #[arg(long, value_enum)]
     pub only: Option<Section>,
 
+    /// The salias ping-pong's message, in bytes: 64 sends the typed 64-byte message of
+    /// every other section; any other size a raw message of that many bytes, to see what
+    /// the frame's lines cost (a frame is a 16-byte header and the message, so a 48-byte
+    /// message's frame is one cache line and a 64-byte message's two). The floors are
+    /// unchanged.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(8..=4096))]
+    pub pingpong_bytes: u32,
+
     /// Passed by `cargo bench`; changes nothing.
     #[arg(long, hide = true)]
     pub bench: bool,

@@ -76,6 +76,7 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         "messages_per_publisher": scale.messages,
         "throughput_ring_bytes": scale.rings,
         "pings": scale.pings,
+        "pingpong_bytes": cli.pingpong_bytes,
     }));
     out.write(&header)?;
     println!(
@@ -128,7 +129,7 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         lossy::section(&scale, rounds, started, &mut out)?;
     }
     if cli.runs(Section::Latency) {
-        pingpong::latency(rounds, scale.pings, &mut out)?;
+        pingpong::latency(rounds, scale.pings, cli.pingpong_bytes as usize, &mut out)?;
     }
     println!("\nraw data: {}", out.path().display());
     Ok(())

@@ -4,6 +4,7 @@
 use support::cores::cores;
 use support::hist::Quantiles;
 use support::records::{PingPong, System, Throughput, oversubscribed};
+use support::state::SpeedProbe;
 use support::stats::{Spread, percentile, ratios};
 use support::trips::{TRIPS_PER_SAMPLE, Trips};
 
@@ -32,17 +33,25 @@ pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
         placement: run.placement.to_string(),
         busy_processes: setup.busy_processes(),
         oversubscribed: oversubscribed(setup.busy_processes()),
+        state: run.state,
     }
 }
 
 /// One way = round trip / 2, per trip and batched.
-pub fn pingpong_record(system: System, round: usize, cores: [usize; 2], trips: &Trips) -> PingPong {
+pub fn pingpong_record(
+    system: System,
+    round: usize,
+    cores: [usize; 2],
+    trips: &Trips,
+    state: Option<SpeedProbe>,
+) -> PingPong {
     PingPong {
         system,
         round,
         cores,
         one_way_ns: Quantiles::of_sorted(&trips.sorted).map(|rtt| rtt / 2),
         batched: trips.batched,
+        state,
     }
 }
 

@@ -39,7 +39,7 @@ pub enum Task {
     /// A lossy subscriber beside them (`lossy.rs`).
     Lossy { setup: Setup, lossy: Lossy },
     /// Echoes `pings` messages from `<name>-ping` to `<name>-pong`.
-    Pong { pings: u64 },
+    Pong { pings: u64, bytes: usize },
     /// Echoes `pings` pings on the barrier's floor line.
     FloorPong { pings: u64 },
     /// Echoes `pings` 64-byte messages on the barrier's message lines.
@@ -68,7 +68,8 @@ pub fn run() {
         Task::Publisher { index, setup } => dispatch(Some(index), &name, &setup),
         Task::Subscriber { setup } => dispatch(None, &name, &setup),
         Task::Lossy { setup, lossy } => crate::lossy::run_lossy(&name, &setup, lossy),
-        Task::Pong { pings } => pong(&name, pings),
+        Task::Pong { pings, bytes: 64 } => pong(&name, pings),
+        Task::Pong { pings, bytes } => raw_pong(&name, pings, bytes),
         Task::FloorPong { pings } => {
             let barrier = open_barrier(&name);
             barrier.arrive_and_wait();
@@ -253,6 +254,21 @@ fn run_raw_subscriber(name: &str, setup: &Setup) {
 }
 
 /// The salias ping-pong's echo: receives each ping and sends it straight back.
+/// The ponger of a raw ping-pong: echoes each message's bytes.
+fn raw_pong(name: &str, pings: u64, bytes: usize) {
+    let ping = Channel::<Bytes, Fifo, Mpsc>::connect(&format!("{name}-ping")).unwrap();
+    let pong = Channel::<Bytes, Fifo, Mpsc>::connect(&format!("{name}-pong")).unwrap();
+    let mut inbound = ping.subscriber().unwrap();
+    inbound.set_wait_strategy(BusySpin);
+    let mut outbound = pong.publisher().unwrap();
+    let mut message = vec![0; bytes];
+    open_barrier(name).arrive_and_wait();
+    for _ in 0..pings {
+        message.copy_from_slice(&inbound.recv().unwrap());
+        outbound.send(&message).unwrap();
+    }
+}
+
 fn pong(name: &str, pings: u64) {
     let ping = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-ping")).unwrap();
     let pong = Channel::<Msg64, Fifo, Mpsc>::connect(&format!("{name}-pong")).unwrap();

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use salias::{Bytes, Channel, Config, Fanout, Fifo, Mpsc, Ordered};
 use support::barrier::Barrier;
-use support::cores::{Placement, Side};
+use support::cores::{Placement, Side, core_for};
 use support::jsonl::JsonLines;
 use support::role::Children;
+use support::state::{Bracket, SpeedProbe};
 use support::throughput::{Finished, Tally};
 
 use crate::msg64::Msg64;
@@ -27,6 +28,8 @@ pub struct Run {
     /// Refused offers over all offers.
     pub refused: f64,
     pub placement: Placement,
+    /// The speed state around the run.
+    pub state: Option<SpeedProbe>,
 }
 
 /// Runs every setup once per round, in the same order each round (A B C … A B C …), and
@@ -95,6 +98,7 @@ fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
     );
     let _channel = create_channel(&name, setup)?;
     let barrier = Barrier::create(&name)?;
+    let bracket = Bracket::open([core_for(Side::Publisher, 0), core_for(Side::Subscriber, 0)]);
     let mut children = Children::new();
     let mut placement = Placement::new();
     let mut start = |side, index, task| start_child(&mut children, &mut placement, &name, side, index, task);
@@ -115,11 +119,13 @@ fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
             tally.add(&report);
         }
     }
+    let state = bracket.close();
     let rates = tally.rates(setup.messages, setup.publishers, setup.subscribers)?;
     Ok(Run {
         published_per_s: rates.published_per_s,
         delivered_per_s: rates.delivered_per_s,
         refused: rates.refused_fraction,
         placement,
+        state,
     })
 }

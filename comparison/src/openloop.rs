@@ -18,6 +18,7 @@ use support::hist::{Quantiles, histogram};
 use support::realtime::Realtime;
 use support::records::System;
 use support::role::Children;
+use support::state::{Bracket, SpeedProbe};
 
 use crate::error::RunError;
 use crate::message::{Msg64, stamped};
@@ -167,6 +168,8 @@ pub struct OpenLoop {
     pub placement: String,
     /// The real-time policy the roles ran under, if any.
     pub realtime: Option<Realtime>,
+    /// The speed state around the run.
+    pub state: Option<SpeedProbe>,
 }
 
 impl OpenLoop {
@@ -219,13 +222,16 @@ pub fn openloop_run(
         }),
         ..setup.params(&name, core, 0, &ctx.aeron_dir, stream)
     };
+    let bracket = Bracket::open([pub_core, sub_core]);
     let mut children = Children::new();
     parent::spawn(&mut children, system, "ol-subscriber", &params(sub_core))?;
     parent::spawn(&mut children, system, "ol-publisher", &params(pub_core))?;
     // A minute to start and end, plus the plan itself twice over.
     let limit = Duration::from_secs(60) + Duration::from_secs_f64(2.0 * (duration_s + warmup_s));
     let (mut sent, mut received) = (None, None);
-    for report in parent::collect(&name, &barrier, children, limit)? {
+    let reports = parent::collect(&name, &barrier, children, limit)?;
+    let state = bracket.close();
+    for report in reports {
         match report {
             Report::OpenLoopPublisher { .. } => sent = Some(report),
             Report::OpenLoopSubscriber { .. } => received = Some(report),
@@ -261,5 +267,6 @@ pub fn openloop_run(
         total: total_ns,
         placement: placement.to_string(),
         realtime,
+        state,
     })
 }

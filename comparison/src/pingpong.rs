@@ -8,6 +8,7 @@ use support::barrier::Barrier;
 use support::hist::Quantiles;
 use support::records::System;
 use support::role::Children;
+use support::state::{Bracket, SpeedProbe};
 use support::trips::{Batched, TripTimer, Trips};
 
 use crate::error::RunError;
@@ -57,14 +58,20 @@ pub fn pong(a: &Params, barrier: &Barrier, mut ends: impl PingPong) {
     barrier.done();
 }
 
-/// One ping-pong run of `system`: the round trips' quantiles (ns), the batched one-way
-/// figures, and the pinger's and ponger's cores.
-pub fn pingpong_run(
-    system: System,
-    pings: u64,
-    round: usize,
-    ctx: &mut Ctx,
-) -> Result<(Quantiles, Option<Batched>, [usize; 2]), RunError> {
+/// One ping-pong run's figures.
+pub struct PingPongRun {
+    /// The round trips' quantiles, ns.
+    pub round_trips: Quantiles,
+    /// The one-way figures of 16-trip samples.
+    pub batched: Option<Batched>,
+    /// The pinger's and the ponger's core.
+    pub cores: [usize; 2],
+    /// The speed state around the run.
+    pub state: Option<SpeedProbe>,
+}
+
+/// One ping-pong run of `system`, `pings` round trips.
+pub fn pingpong_run(system: System, pings: u64, round: usize, ctx: &mut Ctx) -> Result<PingPongRun, RunError> {
     let name = unique_name(system_name(system), round);
     let stream = ctx.stream();
     let _resources = Resources::for_pingpong(system, &name)?;
@@ -84,18 +91,25 @@ pub fn pingpong_run(
         stream,
         plan: None,
     };
+    let bracket = Bracket::open(cores);
     let mut children = Children::new();
     parent::spawn(&mut children, system, "pong", &params(cores[1]))?;
     parent::spawn(&mut children, system, "ping", &params(cores[0]))?;
     // A minute to start and end, and 1 ms a round trip (a thousand times the slowest).
     let limit = Duration::from_secs(60) + Duration::from_millis(PING_WARMUP + pings);
     let reports = parent::collect(&name, &barrier, children, limit)?;
+    let state = bracket.close();
     let round_trips = reports.into_iter().find_map(|r| match r {
         Report::Pings { round_trip_ns, batched } => Some((round_trip_ns, batched)),
         _ => None,
     });
     match round_trips {
-        Some((q, batched)) => Ok((q, batched, cores)),
+        Some((round_trips, batched)) => Ok(PingPongRun {
+            round_trips,
+            batched,
+            cores,
+            state,
+        }),
         None => Err(RunError::Missing {
             run: name,
             what: "the pinger's round trips",

@@ -147,11 +147,11 @@ fn latency(
     for round in 0..rounds {
         for i in rotation(plan.latency_systems.len(), round) {
             let system = plan.latency_systems[i];
-            let (round_trips, batched, cores) = pingpong_run(system, plan.pings, round, ctx)?;
-            results.pingpong_cores = cores;
-            out.write(&records::pingpong(system, round, cores, &round_trips, batched))?;
-            results.batched[i].push(batched);
-            results.latency[i].push(round_trips);
+            let run = pingpong_run(system, plan.pings, round, ctx)?;
+            results.pingpong_cores = run.cores;
+            out.write(&records::pingpong(system, round, &run))?;
+            results.batched[i].push(run.batched);
+            results.latency[i].push(run.round_trips);
         }
         eprintln!(
             "latency round {}/{rounds} done after {:.1?}",

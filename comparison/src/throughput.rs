@@ -7,11 +7,13 @@ use support::barrier::Barrier;
 use support::clock::now_ns;
 use support::cores::{Placement, Side};
 use support::role::Children;
+use support::state::{Bracket, SpeedProbe};
 use support::throughput::{Finished, Tally};
 
 use crate::error::RunError;
 use crate::message::Msg64;
 use crate::parent;
+use crate::platform::latency_cores;
 use crate::resources::{Ctx, Resources, unique_name};
 use crate::roles::{Params, Report, system_name};
 use crate::setup::{Api, Setup};
@@ -113,6 +115,8 @@ pub struct Run {
     /// Refused attempts over all attempts.
     pub refused: f64,
     pub placement: String,
+    /// The speed state around the run.
+    pub state: Option<SpeedProbe>,
 }
 
 /// How long a run of `messages` may take before it counts as hung: a minute to start
@@ -128,6 +132,7 @@ pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Result<Run,
     let stream = ctx.stream();
     let _resources = Resources::for_setup(setup, &name)?;
     let barrier = Barrier::create(&name).map_err(RunError::shm(&name))?;
+    let bracket = Bracket::open(latency_cores());
     let mut children = Children::new();
     let mut placement = Placement::new();
     let sides = [
@@ -143,6 +148,7 @@ pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Result<Run,
     }
     let total = setup.messages * setup.publishers as u64 * setup.subscribers as u64;
     let reports = parent::collect(&name, &barrier, children, watchdog(total))?;
+    let state = bracket.close();
     let mut tally = Tally::default();
     for report in reports {
         match report {
@@ -170,5 +176,6 @@ pub fn throughput_run(setup: &Setup, round: usize, ctx: &mut Ctx) -> Result<Run,
         delivered_per_s: rates.delivered_per_s,
         refused: rates.refused_fraction,
         placement: placement.to_string(),
+        state,
     })
 }

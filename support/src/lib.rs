@@ -18,6 +18,7 @@
 //! - Processes: [`role::Role`] re-executes the running binary as a role,
 //!   [`role::Children`] waits for them under a watchdog, [`role::report`] and
 //!   [`role::report_json`] are the one child report format.
+//! - Speed states: [`state::Bracket`], the cache-line probe around every run.
 //! - Shared memory: [`shm::ShmFile`], [`barrier::Barrier`], [`floor`] and [`message_floor`].
 //! - Figures: [`stats::Spread`], [`stats::ratios`], [`machine::Machine`],
 //!   [`hist::Quantiles`] over [`hist::QUANTILES`], [`throughput::Finished`] reports
@@ -39,6 +40,7 @@ pub mod realtime;
 pub mod records;
 pub mod role;
 pub mod shm;
+pub mod state;
 pub mod stats;
 pub mod throughput;
 pub mod trips;

@@ -12,6 +12,7 @@ use crate::cores::cores;
 use crate::hist::Quantiles;
 use crate::machine::Machine;
 use crate::realtime::Realtime;
+use crate::state::SpeedProbe;
 use crate::trips::Batched;
 
 /// The first line of a raw-data file: where, how and with what it was measured.
@@ -185,6 +186,11 @@ pub struct Throughput {
     /// More busy processes than the machine has cores: they took turns, and the rate
     /// says as much about the scheduler as about the channel.
     pub oversubscribed: bool,
+    /// The cache-line one-way latency between the run's cores just before and just after
+    /// it ([`crate::state`]): the speed state it ran in. Absent in files written before
+    /// it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<SpeedProbe>,
 }
 
 /// Whether `busy_processes` spinning processes are more than this machine's cores.
@@ -207,6 +213,11 @@ pub struct PingPong {
     /// One way from samples of consecutive round trips, precise far below the clock's
     /// step ([`crate::trips`]); `null` where the harness times trips apart.
     pub batched: Option<Batched>,
+    /// The cache-line one-way latency between the run's cores just before and just after
+    /// it ([`crate::state`]): the speed state it ran in. Absent in files written before
+    /// it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<SpeedProbe>,
 }
 
 /// One run of the lossy-subscriber section (benches/ipc `--only lossy`): a publisher and
@@ -287,6 +298,11 @@ pub struct OpenLoop {
     /// under the ordinary scheduler (and in files written before it was recorded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub realtime: Option<Realtime>,
+    /// The cache-line one-way latency between the run's cores just before and just after
+    /// it ([`crate::state`]): the speed state it ran in. Absent in files written before
+    /// it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<SpeedProbe>,
 }
 
 /// How a woken receiver waited, in a [`Wake`] record.
@@ -388,6 +404,10 @@ mod tests {
             placement: "S0@1 P0@0 P1@1 P2@0 P3@1".into(),
             busy_processes: 5,
             oversubscribed: true,
+            state: Some(SpeedProbe {
+                before_ns: 61.5,
+                after_ns: 270.25,
+            }),
         }
     }
 
@@ -414,6 +434,7 @@ mod tests {
             "placement",
             "busy_processes",
             "oversubscribed",
+            "state",
         ];
         assert_eq!(keys(&throughput()), sorted(&contract));
     }
@@ -427,6 +448,10 @@ mod tests {
         assert_eq!(json["buffer_messages"], Value::Null, "meaningless fields stay, as null");
         assert_eq!(json["oversubscribed"], true);
         assert_eq!(json["ring_bytes"], 65536);
+        assert_eq!(
+            json["state"],
+            serde_json::json!({"before_ns": 61.5, "after_ns": 270.25})
+        );
         let names = |v: &[&dyn Fn() -> Value]| v.iter().map(|f| f()).collect::<Vec<_>>();
         assert_eq!(
             names(&[
@@ -469,6 +494,7 @@ mod tests {
             cores: [0, 1],
             one_way_ns: quantiles(),
             batched: None,
+            state: None,
         };
         assert_eq!(
             serde_json::to_string(&record).unwrap(),
@@ -493,6 +519,7 @@ mod tests {
             service_ns: quantiles(),
             total_ns: quantiles(),
             realtime: None,
+            state: None,
         };
         let contract = [
             "bench",

@@ -1,12 +1,11 @@
 //! One raw-data record per run, in the shared records' structs (`support::records`):
 //! every fact of a run in a field of its own, the label only a caption.
 
-use support::hist::Quantiles;
 use support::records::{OpenLoop, PingPong, System, Throughput, oversubscribed};
-use support::trips::Batched;
 
 use crate::message::MESSAGE_BYTES;
 use crate::openloop;
+use crate::pingpong::PingPongRun;
 use crate::setup::Setup;
 use crate::throughput::Run;
 
@@ -42,23 +41,19 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         placement: run.placement.clone(),
         busy_processes,
         oversubscribed: setup.marked_oversubscribed || oversubscribed(busy_processes),
+        state: run.state,
     }
 }
 
 /// The ping-pong record: one way = round trip / 2, the count as it is.
-pub fn pingpong(
-    system: System,
-    round: usize,
-    cores: [usize; 2],
-    round_trips: &Quantiles,
-    batched: Option<Batched>,
-) -> PingPong {
+pub fn pingpong(system: System, round: usize, run: &PingPongRun) -> PingPong {
     PingPong {
         system,
         round,
-        cores,
-        one_way_ns: round_trips.map(|ns| ns / 2),
-        batched,
+        cores: run.cores,
+        one_way_ns: run.round_trips.map(|ns| ns / 2),
+        batched: run.batched,
+        state: run.state,
     }
 }
 
@@ -86,6 +81,7 @@ pub fn openloop(
         service_ns: r.service,
         total_ns: r.total,
         realtime: r.realtime,
+        state: r.state,
     }
 }
 
@@ -106,6 +102,7 @@ mod tests {
             delivered_per_s: 1e6,
             refused: 0.5,
             placement: "S0@1 P0@0".into(),
+            state: None,
         }
     }
 
