@@ -39,6 +39,53 @@ def mmm(values):
     return (median(values), min(values), max(values), len(values))
 
 
+# Speed states (doc/benchmarking.md rule 11). Each run carries the cache-line one-way
+# latency between its cores just before and just after it (`state`). The figures of all
+# runs fall into a few levels, apart by factors of 1.6 to 4 on the development VM; a new
+# level starts where a figure exceeds the lowest of the level below by LEVEL_STEP. A run
+# is in a state when both its figures fall in that level, and changed state otherwise.
+LEVEL_STEP = 1.4
+CHANGED = "changed during the run"
+
+
+def speed_levels(values):
+    """The levels of these probe figures (ns), ascending: each a sorted list."""
+    levels = []
+    for v in sorted(values):
+        if not levels or v > LEVEL_STEP * levels[-1][0]:
+            levels.append([v])
+        else:
+            levels[-1].append(v)
+    return levels
+
+
+def level_name(level):
+    """A state's name: its line's median one-way latency, e.g. `line 65 ns`."""
+    return f"line {median(level):.0f} ns"
+
+
+def label_states(sources):
+    """Labels every record of `sources` that carries a probe with its state (`_state`: a
+    level's name or CHANGED); returns the levels, ascending. Records without a probe (files
+    written before it was recorded) stay unlabelled."""
+    probed = [r for kind in sources for s in sources[kind] for r in s.records if isinstance(r.get("state"), dict)]
+    levels = speed_levels([r["state"][side] for r in probed for side in ("before_ns", "after_ns")])
+
+    def level_of(v):
+        return next(i for i, level in enumerate(levels) if level[0] <= v <= level[-1])
+
+    for r in probed:
+        before, after = level_of(r["state"]["before_ns"]), level_of(r["state"]["after_ns"])
+        r["_state"] = level_name(levels[before]) if before == after else CHANGED
+    return levels
+
+
+def state_order(levels):
+    """Every state name in the order the report lists them: the levels ascending, then a
+    change, then unlabelled runs (None)."""
+    return [level_name(level) for level in levels] + [CHANGED, None]
+
+
 class Runs:
     """Records of one kind of run, grouped by a key, with (file, round) for pairing."""
 
@@ -59,22 +106,47 @@ class Runs:
         """The first record of `key` (for what every round of it shares: placement, cores)."""
         return self.get(key)[0][2]
 
-    def values(self, key, f):
-        return [f(r) for _, _, r in self.get(key)]
+    def values(self, key, f, state=...):
+        """f of every run of `key`; of those in `state` only, if given (None: unlabelled)."""
+        return [f(r) for _, _, r in self.get(key) if state is ... or r.get("_state") == state]
 
-    def stat(self, key, f):
-        return mmm(self.values(key, f))
+    def stat(self, key, f, state=...):
+        return mmm(self.values(key, f, state))
 
-    def ratio(self, a, b, f):
-        """Per-round ratios f(a) / f(b) for rounds where both ran (same file, same round) and
-        f has a figure for both (it is None where a record lacks it)."""
+    def pairs(self, a, b, f):
+        """(state, f(a) / f(b)) per round where both ran (same file, same round), f has a
+        figure for both (it is None where a record lacks it), and both ran in one state:
+        never a pair that changed state, nor two runs of different states."""
         rb = {(p, r): rec for p, r, rec in self.get(b)}
-        ratios = []
+        out = []
         for p, r, rec in self.get(a):
             other = rb.get((p, r))
-            if other is not None and f(rec) is not None and f(other):
-                ratios.append(f(rec) / f(other))
-        return mmm(ratios)
+            if other is None or f(rec) is None or not f(other):
+                continue
+            state = rec.get("_state")
+            if state == CHANGED or other.get("_state") != state:
+                continue
+            out.append((state, f(rec) / f(other)))
+        return out
+
+    def ratio(self, a, b, f):
+        """The per-round ratios of `pairs`, summarised over every state (for the tables; the
+        headlines and goals take `ratio_by_state`)."""
+        return mmm([x for _, x in self.pairs(a, b, f)])
+
+    def ratio_by_state(self, a, b, f, order):
+        """[(state, summary of its per-round ratios)] for each state with a pair, in `order`."""
+        found = {}
+        for state, x in self.pairs(a, b, f):
+            found.setdefault(state, []).append(x)
+        return [(state, mmm(found[state])) for state in order if state in found]
+
+    def state_counts(self, key, order):
+        """[(state, runs of `key` in it)] in `order`, states with none left out."""
+        counts = {}
+        for _, _, r in self.get(key):
+            counts[r.get("_state")] = counts.get(r.get("_state"), 0) + 1
+        return [(state, counts[state]) for state in order if state in counts]
 
 
 def delivered(r):
@@ -124,6 +196,8 @@ class Data:
     """Every record of the sources, grouped by benchmark and key."""
 
     def __init__(self, sources):
+        self.levels = label_states(sources)
+        self.state_order = state_order(self.levels)
         self.cmp_tp, self.cmp_pp, self.cmp_ol = Runs(), Runs(), Runs()
         self.ipc_tp, self.ipc_pp, self.ipc_sz, self.ipc_st = Runs(), Runs(), Runs(), Runs()
         for s in sources["comparison"]:
@@ -176,10 +250,31 @@ class Data:
         return runs and sum(1 for _, _, r in runs if r["saturated"]) * 2 <= len(runs)
 
 
-# The comparisons behind the headline table, and which runs each one pairs.
-# `step` is the largest latency-clock step of the files behind a latency headline (None:
-# not recorded, or a throughput headline).
-Headline = namedtuple("Headline", "what ratio unit a b step", defaults=(None,))
+def worst_state(by_state, at_least):
+    """The (state, summary) of `ratio_by_state` whose median is furthest from the goal's
+    side: the lowest where more is better (`at_least`), the highest where less is; (None,
+    None) without pairs."""
+    if not by_state:
+        return None, None
+    return (min if at_least else max)(by_state, key=lambda sr: sr[1][0])
+
+
+# The comparisons behind the headline table, and which runs each one pairs: `ratio` is
+# the worst state's (`state`; None for runs without probes), `a` and `b` its two sides'
+# medians, `states` every state's ratio. `step` is the largest latency-clock step of the
+# files behind a latency headline (None: not recorded, or a throughput headline).
+Headline = namedtuple("Headline", "what ratio unit a b step state states", defaults=(None, None, ()))
+
+
+def state_headline(data, runs, what, unit, a, b, f, step=None, fa=None):
+    """The headline of a / b by f (each side's medians by `fa`, if the pairing f differs),
+    in its worst state; None without a pair."""
+    by_state = runs.ratio_by_state(a, b, f, data.state_order)
+    state, ratio = worst_state(by_state, unit in ("throughput", "ipc-throughput"))
+    if ratio is None:
+        return None
+    fa = fa or f
+    return Headline(what, ratio, unit, runs.stat(a, fa, state), runs.stat(b, fa, state), step, state, by_state)
 
 
 class Picks:
@@ -206,11 +301,13 @@ def headlines(data, picks):
         return any(r.get("oversubscribed") for key in keys for _, _, r in runs.get(key))
 
     # Oversubscribed runs measure the scheduler: their ratios stay in their own tables.
+    def add(headline):
+        if headline:
+            out.append(headline)
+
     def tp_ratio(what, a, b):
         if a and b and not oversubscribed(data.cmp_tp, a, b):
-            r = data.cmp_tp.ratio(a, b, delivered)
-            if r:
-                out.append(Headline(what, r, "throughput", data.cmp_tp.stat(a, delivered), data.cmp_tp.stat(b, delivered)))
+            add(state_headline(data, data.cmp_tp, what, "throughput", a, b, delivered))
 
     tp_ratio("Throughput, salias `offer` / Aeron `try_claim` (1P1S, 64 B)", picks.salias_offer, picks.aeron_claim)
     tp_ratio("Throughput, salias `offer` / Aeron `offer` (1P1S)", picks.salias_offer, picks.aeron_offer)
@@ -220,15 +317,11 @@ def headlines(data, picks):
     tp_ratio("Throughput, salias 2P1S `offer` / Aeron 2P1S `try_claim`", picks.salias_offer_2p, picks.aeron_claim_2p)
 
     def pp_ratio(runs, other, what, harness):
-        r = runs.ratio("salias", other, p50)
-        if r:
-            step = data.step_of(runs, "salias", other)
-            out.append(Headline(f"Ping-pong one-way p50, salias / {what} ({harness})", r, "pingpong", runs.stat("salias", p50), runs.stat(other, p50), step))
+        step = data.step_of(runs, "salias", other)
+        add(state_headline(data, runs, f"Ping-pong one-way p50, salias / {what} ({harness})", "pingpong", "salias", other, p50, step))
         # Samples of many trips are far above the clock's step: no step note.
-        r = runs.ratio("salias", other, batched_p50)
-        if r:
-            what_b = f"Ping-pong one-way p50 of {trips_per_sample(runs)}-trip samples, salias / {what} ({harness})"
-            out.append(Headline(what_b, r, "pingpong", runs.stat("salias", batched_p50), runs.stat(other, batched_p50)))
+        what_b = f"Ping-pong one-way p50 of {trips_per_sample(runs)}-trip samples, salias / {what} ({harness})"
+        add(state_headline(data, runs, what_b, "pingpong", "salias", other, batched_p50))
 
     for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor"), ("aeron", "Aeron"), ("iceoryx2", "iceoryx2")):
         pp_ratio(data.cmp_pp, other, what, "comparison")
@@ -237,10 +330,9 @@ def headlines(data, picks):
     for ring in data.rings:
         for a_kind, b_kind in (("OrderedMpsc", "FifoMpsc"), ("OrderedFanout", "FifoFanout")):
             a, b = IpcKey(a_kind, 2, 1, ring, "offer_batch", 16), IpcKey(b_kind, 2, 1, ring, "offer_batch", 16)
-            r = None if oversubscribed(data.ipc_tp, a, b) else data.ipc_tp.ratio(a, b, delivered)
-            if r:
+            if not oversubscribed(data.ipc_tp, a, b):
                 what = f"Throughput, {a_kind} 2P1S batch 16 / {b_kind} 2P1S batch 16 (ring {size_text(ring)}, benches/ipc.rs)"
-                out.append(Headline(what, r, "ipc-throughput", data.ipc_tp.stat(a, delivered), data.ipc_tp.stat(b, delivered)))
+                add(state_headline(data, data.ipc_tp, what, "ipc-throughput", a, b, delivered))
     # Open loop, per scheduling mode: at the highest load at which both salias and the
     # other ran and neither saturated in most rounds, the ratio of total-latency p50 and p99.
     for mode in data.ol_modes:
@@ -251,10 +343,8 @@ def headlines(data, picks):
                 a, b = OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode)
                 step = data.step_of(data.cmp_ol, a, b)
                 for pct in ("p50", "p99"):
-                    r = data.cmp_ol.ratio(a, b, paired_total(pct))
-                    if r:
-                        what_pct = f"Open loop ({mode}) at {load / 1e6:g} M msg/s, total latency {pct}, salias / {what}"
-                        out.append(Headline(what_pct, r, "openloop", data.cmp_ol.stat(a, total(pct)), data.cmp_ol.stat(b, total(pct)), step))
+                    what_pct = f"Open loop ({mode}) at {load / 1e6:g} M msg/s, total latency {pct}, salias / {what}"
+                    add(state_headline(data, data.cmp_ol, what_pct, "openloop", a, b, paired_total(pct), step, total(pct)))
     return out
 
 
@@ -285,24 +375,26 @@ def cmp_name(key):
 
 
 def throughput_behind(data, picks):
-    """(a, b, ratio) where salias's throughput is more than TOLERANCE below a peer's."""
+    """(a, b, ratio, state) where salias's throughput is more than TOLERANCE below a peer's
+    in its worst state."""
     out = []
     for b in (picks.aeron_claim, picks.aeron_offer, picks.ice_loan):
         for a in (picks.salias_offer, picks.salias_batch):
             if a and b:
-                r = data.cmp_tp.ratio(a, b, delivered)
+                state, r = worst_state(data.cmp_tp.ratio_by_state(a, b, delivered, data.state_order), True)
                 if r and r[0] < 1 - TOLERANCE:
-                    out.append((a, b, r))
+                    out.append((a, b, r, state))
     return out
 
 
 def pingpong_behind(data):
-    """(other, ratio) where salias's ping-pong p50 is more than TOLERANCE above a peer's."""
+    """(other, ratio, state) where salias's ping-pong p50 is more than TOLERANCE above a
+    peer's in its worst state."""
     out = []
     for other in ("aeron", "iceoryx2"):
-        r = data.cmp_pp.ratio("salias", other, p50)
+        state, r = worst_state(data.cmp_pp.ratio_by_state("salias", other, p50, data.state_order), False)
         if r and r[0] > 1 + TOLERANCE:
-            out.append((other, r))
+            out.append((other, r, state))
     return out
 
 
@@ -317,9 +409,10 @@ def openloop_behind(data):
                 if not (data.ol_ok("salias", load, mode) and data.ol_ok(other, load, mode)):
                     continue  # a saturated level compares backlogs, not latencies
                 for pct in ("p50", "p99"):
-                    r = data.cmp_ol.ratio(OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode), paired_total(pct))
+                    a, b = OpenLoopKey("salias", load, mode), OpenLoopKey(other, load, mode)
+                    state, r = worst_state(data.cmp_ol.ratio_by_state(a, b, paired_total(pct), data.state_order), False)
                     if r and r[0] > 1 + TOLERANCE:
-                        out.append(("latency", mode, load, pct, other, r))
+                        out.append(("latency", mode, load, pct, other, r, state))
         sat_level = {}
         for system in data.ol_systems:
             if not any(k.system == system and k.mode == mode for k in data.cmp_ol.order):

@@ -115,6 +115,9 @@ def contract_problem(obj):
     batched = obj.get("batched")
     if batched is not None and not (isinstance(batched, dict) and all(isinstance(batched.get(k), NUMBER) for k in ("trips_per_sample", "p50_ns"))):
         return f"'batched' is {json.dumps(batched)}, not samples of round trips with 'trips_per_sample' and 'p50_ns'"
+    state = obj.get("state")
+    if state is not None and not (isinstance(state, dict) and all(isinstance(state.get(k), NUMBER) and state[k] > 0 for k in ("before_ns", "after_ns"))):
+        return f"'state' is {json.dumps(state)}, not a speed-state probe with positive 'before_ns' and 'after_ns'"
     for name in HISTOGRAMS:
         if name in obj:
             missing = [p for p in PCTS if not isinstance(obj[name].get(p), NUMBER)]

@@ -33,6 +33,14 @@ def fmt_ratio(stat):
     return f"**{m:.2f}×** [{lo:.2f}, {hi:.2f}]"
 
 
+def fmt_states(states):
+    """Each speed state's median ratio and its pair count, e.g. `line 40 ns 0.62× (2);
+    line 65 ns 0.70× (3)`; empty when the runs carried no probes."""
+    if not any(state for state, _ in states):
+        return ""
+    return "; ".join(f"{state or 'unlabelled'} {r[0]:.2f}× ({r[3]})" for state, r in states)
+
+
 def api_text(batch):
     return "offer" if batch == 1 else f"batch {batch}"
 

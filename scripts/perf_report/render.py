@@ -8,7 +8,7 @@ import os
 from . import compute, goals, render_latency, render_throughput, render_wake
 from .compute import TOLERANCE, cmp_name
 from .load import wake_harness
-from .page import Page, fmt_ratio, md_table
+from .page import Page, fmt_ratio, fmt_states, md_table
 from .render_headline import section as headline_section
 
 
@@ -22,7 +22,15 @@ def step_note(h):
 
 
 def headline_detail(h):
-    return headline_figures(h) + step_note(h)
+    detail = headline_figures(h) + step_note(h)
+    if h.state and len(h.states) > 1:
+        detail += f"; by state: {fmt_states(h.states)}"
+    return detail
+
+
+def in_state(ratio, state):
+    """A ratio cell, with the speed state it was measured in where runs carried probes."""
+    return fmt_ratio(ratio) + (f" in {state}" if state else "")
 
 
 def headline_figures(h):
@@ -64,12 +72,14 @@ def header_section(page, manifest, sources, headlines):
         page.add(f"> Conditions recorded with the data: {conditions}", "")
     page.add("## Headline ratios", "")
     if headlines:
-        rows = [(h.what, fmt_ratio(h.ratio), headline_detail(h)) for h in headlines]
+        rows = [(h.what, in_state(h.ratio, h.state), headline_detail(h)) for h in headlines]
         page.add(md_table(["ratio", "median [min, max] over rounds", "from"], rows, ["l", "r", "l"]), "")
         page.add(
             "Throughput ratios > 1 favour salias; latency ratios < 1 favour salias. A ratio is only "
             "meaningful within one invocation on one machine: compare it, not the absolute figures, "
-            "across machines."
+            "across machines. Where the runs carried speed-state probes, rounds are paired within one "
+            "state only and each ratio is given for the state in which salias fared worst, the others "
+            "after it (see Speed states)."
         )
     else:
         page.add("(no pair of systems ran in the same invocation)")
@@ -81,14 +91,45 @@ def goals_section(page, found):
     page.add(
         "What salias aims for on this machine, each measured as a ratio of runs of the same round "
         "(median [min, max] over the paired rounds; where a goal spans several comparisons, the worst "
-        "of them, named). *Met* goes by the median.",
+        "of them, named). Rounds are paired within one speed state, and a goal is met only if it is "
+        "met in every state: *measured* is the worst state's ratio, *by state* every state's median "
+        "and paired rounds for the comparison named. *Met* goes by the median.",
         "",
     )
     rows = []
     for g in found:
-        measured = fmt_ratio(g.ratio) if g.ratio else "–"
-        rows.append((g.what, goals.target_text(g), measured, goals.status(g), g.which if g.ratio else "–"))
-    page.add(md_table(["goal", "target", "measured", "status", "from (worst case)"], rows, ["l", "r", "r", "l", "l"]), "")
+        measured = in_state(g.ratio, g.state) if g.ratio else "–"
+        rows.append((g.what, goals.target_text(g), measured, goals.status(g), g.which if g.ratio else "–", fmt_states(g.states) or "–"))
+    page.add(md_table(["goal", "target", "measured (worst state)", "status", "from (worst case)", "by state"], rows, ["l", "r", "r", "l", "l", "l"]), "")
+
+
+def states_section(page, data, sources):
+    """The speed states the probes found, and how many runs of each file fell in each."""
+    if not data.levels:
+        return
+    page.add("## Speed states", "")
+    page.add(
+        "Every run is bracketed by two short cache-line ping-pongs between its two cores, taken by the "
+        "harness's parent just before the run's processes start and just after they end "
+        "([`doc/benchmarking.md`](benchmarking.md) rule 11). The probes of all runs fall into the levels "
+        f"below (a new level where a figure exceeds the lowest of the level below by {compute.LEVEL_STEP:g}×); "
+        "a run whose two probes fall in one level ran in that state, one whose probes differ changed "
+        "state during the run and is paired with nothing. The state names the line's one-way latency.",
+        "",
+    )
+    rows = [(compute.level_name(level), f"{level[0]:.1f}–{level[-1]:.1f} ns", len(level)) for level in data.levels]
+    page.add(md_table(["state", "probe figures", "probes"], rows, ["l", "r", "r"]), "")
+    names = [n for n in data.state_order if n is not None]
+    rows = []
+    for kind in ("comparison", "ipc"):
+        for s in sources[kind]:
+            counts = {}
+            for r in s.records:
+                if r.get("bench") in ("throughput", "size", "stress", "pingpong", "openloop"):
+                    counts[r.get("_state")] = counts.get(r.get("_state"), 0) + 1
+            if any(n in counts for n in names):
+                rows.append((f"`{os.path.basename(s.path)}`", *(counts.get(n, 0) for n in names), sum(counts.values())))
+    page.add(md_table(["raw file", *(f"runs in {n}" if n != compute.CHANGED else n for n in names), "runs"], rows, ["l"] + ["r"] * (len(names) + 1)), "")
 
 
 def clock_source(clock):
@@ -176,20 +217,24 @@ def provenance_section(page, manifest, sources, cmp_cfg):
     )
 
 
+def where(state):
+    return f", in {state}" if state else ""
+
+
 def behind_lines(data, picks):
     """Where salias is behind, in the order of the sections above."""
     out = []
     if data.cmp_tp.order:
-        for a, b, r in compute.throughput_behind(data, picks):
-            out.append(f"throughput: {cmp_name(a)} reaches {r[0]:.2f}× of {cmp_name(b)} (median of per-round ratios)")
+        for a, b, r, state in compute.throughput_behind(data, picks):
+            out.append(f"throughput: {cmp_name(a)} reaches {r[0]:.2f}× of {cmp_name(b)} (median of per-round ratios){where(state)}")
     if data.cmp_pp.order:
-        for other, r in compute.pingpong_behind(data):
-            out.append(f"ping-pong p50: salias is {r[0]:.2f}× {other} (median of per-round ratios)")
+        for other, r, state in compute.pingpong_behind(data):
+            out.append(f"ping-pong p50: salias is {r[0]:.2f}× {other} (median of per-round ratios){where(state)}")
     if data.cmp_ol.order:
         for finding in compute.openloop_behind(data):
             if finding[0] == "latency":
-                _, mode, load, pct, other, r = finding
-                out.append(f"open loop ({mode}) at {load / 1e6:g} M msg/s: salias total {pct} is {r[0]:.2f}× {other}")
+                _, mode, load, pct, other, r, state = finding
+                out.append(f"open loop ({mode}) at {load / 1e6:g} M msg/s: salias total {pct} is {r[0]:.2f}× {other}{where(state)}")
             else:
                 _, mode, a, other, b = finding
                 out.append(
@@ -229,6 +274,7 @@ def report(manifest, sources, out, plots_dir, notes):
     page = Page(out, plots_dir)
     header_section(page, manifest, sources, compute.headlines(data, picks))
     goals_section(page, goals.goals(data, picks))
+    states_section(page, data, sources)
     provenance_section(page, manifest, sources, data.cmp_cfg)
     headline_section(page, sources)
     render_throughput.by_system(page, data)

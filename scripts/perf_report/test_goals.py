@@ -111,6 +111,18 @@ class Goals(unittest.TestCase):
         self.assertAlmostEqual(g.ratio[0], 0.61)
         self.assertEqual(goals.status(g), "not met")
 
+    def test_ordered_goals_name_the_worse_ordered_kind(self):
+        ipc = []
+        for rnd in range(2):
+            ipc += [throughput("throughput", rnd, 200e6), throughput("throughput", rnd, 300e6, batch=16)]
+            ipc += [throughput("throughput", rnd, 120e6, kind="OrderedMpsc"), throughput("throughput", rnd, 90e6, kind="OrderedFanout")]
+            ipc += [throughput("throughput", rnd, 280e6, batch=16, kind="OrderedMpsc"), throughput("throughput", rnd, 285e6, batch=16, kind="OrderedFanout")]
+        _, _, found = self.compute(ipc=ipc)
+        single = found["Ordered 1P1S `offer` delivers at least 0.5× FIFO's (1 MiB)"]
+        self.assertEqual((single.which, single.ratio[0], goals.status(single)), ("benches/ipc.rs OrderedFanout / FifoMpsc, 1P1S, 1 MiB", 0.45, "not met"))
+        batch = found["Ordered 1P1S `offer_batch(16)` delivers at least 0.9× FIFO's (1 MiB)"]
+        self.assertEqual((batch.which, goals.status(batch)), ("benches/ipc.rs OrderedMpsc / FifoMpsc, 1P1S, 1 MiB", "met"))
+
     def test_size_goal_fails_at_the_size_where_batches_lose(self):
         ipc = []
         for rnd in range(2):
@@ -183,6 +195,64 @@ class Goals(unittest.TestCase):
         self.assertEqual(goals.status(g), "not met")
         self.assertEqual(goals.status(g._replace(strict=False)), "met")
         self.assertEqual(goals.target_text(g), "> 1×")
+
+
+def probed(record, before, after=None):
+    return dict(record, state={"before_ns": before, "after_ns": after if after is not None else before})
+
+
+class SpeedStates(unittest.TestCase):
+    def compute(self, cmp):
+        sources = {"comparison": [source("c.jsonl", cmp)], "ipc": [], "wake": []}
+        data = compute.Data(sources)
+        return data, by_what(goals.goals(data, compute.Picks(data)))
+
+    def test_probes_fall_into_levels_and_a_run_between_two_changed_state(self):
+        self.assertEqual(compute.speed_levels([64, 40, 170, 42, 66, 180]), [[40, 42], [64, 66], [170, 180]])
+        cmp = [probed(pingpong("floor", 0, 50), 40), probed(pingpong("floor", 1, 60), 41, 66), probed(pingpong("floor", 2, 60), 66)]
+        data, _ = self.compute(cmp)
+        self.assertEqual([compute.level_name(level) for level in data.levels], ["line 40 ns", "line 66 ns"])
+        self.assertEqual([r["_state"] for r in cmp], ["line 40 ns", compute.CHANGED, "line 66 ns"])
+
+    def test_a_goal_is_met_only_in_every_state_and_names_the_worst(self):
+        # Fast rounds 0-1 meet 1.2x of the message floor, slow rounds 2-3 do not; round 4's
+        # salias run changed state and pairs with nothing; round 5's two runs ran in
+        # different states and pair with nothing either.
+        cmp = []
+        for rnd in range(2):
+            cmp += [probed(pingpong("salias", rnd, 55), 40), probed(pingpong("message-floor", rnd, 50), 41)]
+        for rnd in range(2, 4):
+            cmp += [probed(pingpong("salias", rnd, 260), 170), probed(pingpong("message-floor", rnd, 200), 175)]
+        cmp += [probed(pingpong("salias", 4, 900), 40, 170), probed(pingpong("message-floor", 4, 50), 40)]
+        cmp += [probed(pingpong("salias", 5, 900), 170), probed(pingpong("message-floor", 5, 50), 40)]
+        data, found = self.compute(cmp)
+        g = found["Ping-pong one-way p50 within 1.2× of the 64-byte message floor"]
+        self.assertEqual(g.state, "line 170 ns")
+        self.assertEqual((g.ratio[0], g.ratio[3]), (1.3, 2))
+        self.assertEqual(goals.status(g), "not met")
+        self.assertEqual([(state, r[0], r[3]) for state, r in g.states], [("line 40 ns", 1.1, 2), ("line 170 ns", 1.3, 2)])
+        heads = {h.what: h for h in compute.headlines(data, compute.Picks(data))}
+        h = heads["Ping-pong one-way p50, salias / 64-byte message floor (comparison)"]
+        self.assertEqual((h.state, h.a[0], h.b[0]), ("line 170 ns", 260, 200), "the worst state's medians")
+        text = render.fmt_states(h.states)
+        self.assertEqual(text, "line 40 ns 1.10× (2); line 170 ns 1.30× (2)")
+
+    def test_a_probe_that_is_not_two_figures_is_refused(self):
+        record = dict(pingpong("floor", 0, 50), system="floor", bench="pingpong")
+        self.assertIsNone(contract_problem(probed(record, 40.5, 41)))
+        self.assertIn("speed-state probe", contract_problem(dict(record, state={"before_ns": 40})))
+        self.assertIn("speed-state probe", contract_problem(dict(record, state={"before_ns": 0, "after_ns": 40})))
+
+    def test_throughput_takes_the_slowest_state_as_worst(self):
+        def tp(system, rnd, per_s, api="offer", batch=1):
+            return dict(throughput("throughput", rnd, per_s, batch=batch), system=system, api=api, ring_bytes=MIB, buffer_messages=None)
+
+        cmp = [probed(tp("salias", 0, 300e6), 40), probed(tp("aeron", 0, 100e6, "try_claim"), 40)]
+        cmp += [probed(tp("salias", 1, 30e6), 170), probed(tp("aeron", 1, 20e6, "try_claim"), 170)]
+        _, found = self.compute(cmp)
+        g = found["salias delivers more than Aeron and iceoryx2 (1P1S)"]
+        self.assertEqual((g.state, g.ratio[0]), ("line 170 ns", 1.5))
+        self.assertEqual(goals.status(g), "met")
 
 
 class LatencyRows(unittest.TestCase):
