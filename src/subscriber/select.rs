@@ -66,6 +66,21 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline(always)]
     pub(super) fn find_ordered(&mut self) -> Result<Option<Next>, ReceiveError> {
         let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
+        // The ring that delivered last holds the next number too while its publisher sends
+        // alone or in batches (always, with one publisher): look there before searching.
+        if current < rings
+            && let Some((head, frame)) = self.peek_at(current)?
+            && head.sequence == wanted
+            && !head.is_hole()
+        {
+            return Ok(Some(Next {
+                ring: current,
+                frame,
+                len: head.len,
+                sequence: head.sequence,
+                gap_before: self.gap_before,
+            }));
+        }
         let Some(protocol::Found { ring, head, at: frame }) =
             protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)?
         else {
