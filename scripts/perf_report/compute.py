@@ -288,6 +288,11 @@ class Picks:
         self.aeron_offer = data.cmp_key("aeron", "offer")
         self.ice_loan = data.cmp_key("iceoryx2", "loan_uninit")
         self.spsc = data.cmp_key("spsc-floor", "batch", batch)
+        # salias at the ring size of Aeron's term, where the comparison ran one: the same
+        # buffer on both sides.
+        term = self.aeron_claim.ring_bytes if self.aeron_claim else None
+        same = data.cmp_key("salias", "offer", ring_bytes=term) if term else None
+        self.salias_offer_at_term = same if same and same.ring_bytes == term and same != self.salias_offer else None
         self.salias_offer_2p = data.cmp_key("salias", "offer", publishers=2)
         self.aeron_claim_2p = data.cmp_key("aeron", "try_claim", publishers=2)
 
@@ -311,6 +316,9 @@ def headlines(data, picks):
 
     tp_ratio("Throughput, salias `offer` / Aeron `try_claim` (1P1S, 64 B)", picks.salias_offer, picks.aeron_claim)
     tp_ratio("Throughput, salias `offer` / Aeron `offer` (1P1S)", picks.salias_offer, picks.aeron_offer)
+    if picks.salias_offer_at_term:
+        ring = size_text(picks.salias_offer_at_term.ring_bytes)
+        tp_ratio(f"Throughput, salias `offer` / Aeron `try_claim`, both buffers {ring} (1P1S)", picks.salias_offer_at_term, picks.aeron_claim)
     tp_ratio("Throughput, salias `offer` / iceoryx2 `loan_uninit` (1P1S)", picks.salias_offer, picks.ice_loan)
     tp_ratio(f"Throughput, salias batch {data.batch} / SPSC floor (1P1S)", picks.salias_batch, picks.spsc)
     tp_ratio("Throughput, salias `offer` / SPSC floor (1P1S)", picks.salias_offer, picks.spsc)

@@ -255,6 +255,21 @@ class SpeedStates(unittest.TestCase):
         self.assertEqual(goals.status(g), "met")
 
 
+class SameBuffer(unittest.TestCase):
+    def test_salias_at_aerons_term_size_has_a_headline_of_its_own(self):
+        def tp(system, rnd, per_s, ring, api="offer"):
+            return dict(throughput("throughput", rnd, per_s), system=system, api=api, ring_bytes=ring, buffer_messages=None)
+
+        cmp = []
+        for rnd in range(2):
+            cmp += [tp("salias", rnd, 10e6, MIB), tp("salias", rnd, 90e6, 64 * MIB), tp("aeron", rnd, 30e6, 64 * MIB, "try_claim")]
+        sources = {"comparison": [source("c.jsonl", cmp)], "ipc": [], "wake": []}
+        data = compute.Data(sources)
+        heads = {h.what: h.ratio[0] for h in compute.headlines(data, compute.Picks(data))}
+        self.assertAlmostEqual(heads["Throughput, salias `offer` / Aeron `try_claim` (1P1S, 64 B)"], 1 / 3)
+        self.assertAlmostEqual(heads["Throughput, salias `offer` / Aeron `try_claim`, both buffers 64 MiB (1P1S)"], 3.0)
+
+
 class LatencyRows(unittest.TestCase):
     def test_message_floor_column_only_where_it_ran(self):
         with_msg = compute.Data({"comparison": [], "ipc": [source("i", [pingpong("salias", 0, 120), pingpong("floor", 0, 60), pingpong("message-floor", 0, 100)])], "wake": []})
