@@ -43,8 +43,11 @@ def mmm(values):
 # latency between its cores just before and just after it (`state`). The figures of all
 # runs fall into a few levels, apart by factors of 1.6 to 4 on the development VM; a new
 # level starts where a figure exceeds the lowest of the level below by LEVEL_STEP. A run
-# is in a state when both its figures fall in that level, and changed state otherwise.
+# is in a state when both its figures fall in that level, and changed state otherwise. A
+# level of fewer than MIN_LEVEL_SHARE of the probes (and fewer than 5) is no state: a probe
+# caught mid-change; a run with such a probe counts as changed.
 LEVEL_STEP = 1.4
+MIN_LEVEL_SHARE = 0.01
 CHANGED = "changed during the run"
 
 
@@ -56,7 +59,8 @@ def speed_levels(values):
             levels.append([v])
         else:
             levels[-1].append(v)
-    return levels
+    least = min(5, MIN_LEVEL_SHARE * len(values))
+    return [level for level in levels if len(level) >= least]
 
 
 def level_name(level):
@@ -72,11 +76,11 @@ def label_states(sources):
     levels = speed_levels([r["state"][side] for r in probed for side in ("before_ns", "after_ns")])
 
     def level_of(v):
-        return next(i for i, level in enumerate(levels) if level[0] <= v <= level[-1])
+        return next((i for i, level in enumerate(levels) if level[0] <= v <= level[-1]), None)
 
     for r in probed:
         before, after = level_of(r["state"]["before_ns"]), level_of(r["state"]["after_ns"])
-        r["_state"] = level_name(levels[before]) if before == after else CHANGED
+        r["_state"] = level_name(levels[before]) if before == after and before is not None else CHANGED
     return levels
 
 

@@ -112,9 +112,10 @@ def states_section(page, data, sources):
         "Every run is bracketed by two short cache-line ping-pongs between its two cores, taken by the "
         "harness's parent just before the run's processes start and just after they end "
         "([`doc/benchmarking.md`](benchmarking.md) rule 11). The probes of all runs fall into the levels "
-        f"below (a new level where a figure exceeds the lowest of the level below by {compute.LEVEL_STEP:g}×); "
-        "a run whose two probes fall in one level ran in that state, one whose probes differ changed "
-        "state during the run and is paired with nothing. The state names the line's one-way latency.",
+        f"below (a new level where a figure exceeds the lowest of the level below by {compute.LEVEL_STEP:g}×; "
+        f"a level of fewer than {compute.MIN_LEVEL_SHARE:.0%} of the probes is a probe caught mid-change, no state); "
+        "a run whose two probes fall in one level ran in that state, one whose probes differ (or fall "
+        "between levels) changed state during the run and is paired with nothing. The state names the line's one-way latency.",
         "",
     )
     rows = [(compute.level_name(level), f"{level[0]:.1f}–{level[-1]:.1f} ns", len(level)) for level in data.levels]

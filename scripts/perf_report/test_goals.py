@@ -209,6 +209,9 @@ class SpeedStates(unittest.TestCase):
 
     def test_probes_fall_into_levels_and_a_run_between_two_changed_state(self):
         self.assertEqual(compute.speed_levels([64, 40, 170, 42, 66, 180]), [[40, 42], [64, 66], [170, 180]])
+        # A lone probe between two levels, caught mid-change, is no state of its own.
+        many = [40] * 300 + [65] * 300 + [94] + [170] * 300
+        self.assertEqual([level[0] for level in compute.speed_levels(many)], [40, 65, 170])
         cmp = [probed(pingpong("floor", 0, 50), 40), probed(pingpong("floor", 1, 60), 41, 66), probed(pingpong("floor", 2, 60), 66)]
         data, _ = self.compute(cmp)
         self.assertEqual([compute.level_name(level) for level in data.levels], ["line 40 ns", "line 66 ns"])
