@@ -57,7 +57,7 @@ pub fn latency(rounds: usize, pings: u64, bytes: usize, out: &mut JsonLines) -> 
         }
         runs.push(run);
     }
-    report::print_latency(cores, pings, &runs);
+    report::print_latency(cores, pings, bytes, &runs);
     Ok(())
 }
 
@@ -83,7 +83,15 @@ fn salias_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u
     let mut inbound = pong.subscriber()?;
     inbound.set_wait_strategy(BusySpin);
     let barrier = Barrier::create(name)?;
-    let children = start_ponger(name, &barrier, Task::Pong { pings, bytes: 64 }, cores)?;
+    let children = start_ponger(
+        name,
+        &barrier,
+        Task::Pong {
+            pings,
+            bytes: size_of::<Msg64>(),
+        },
+        cores,
+    )?;
     let mut timer = TripTimer::start(pings);
     for seq in 0..pings {
         outbound.send(&Msg64::new(0, seq))?;

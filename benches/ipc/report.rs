@@ -102,7 +102,8 @@ pub struct LatencyRound {
 
 /// The latency summary: each floor's and salias's median p50 over the rounds, salias's
 /// ratio to each floor, and the last round's tail.
-pub fn print_latency(cores: [usize; 2], pings: u64, runs: &[LatencyRound]) {
+/// `bytes` is the size of salias's ping.
+pub fn print_latency(cores: [usize; 2], pings: u64, bytes: usize, runs: &[LatencyRound]) {
     let p50s = |of: fn(&LatencyRound) -> &Trips| -> Vec<f64> {
         runs.iter()
             .map(|r| percentile(&of(r).sorted, 0.5).unwrap_or(0) as f64 / 2.0)
@@ -113,7 +114,7 @@ pub fn print_latency(cores: [usize; 2], pings: u64, runs: &[LatencyRound]) {
         return;
     };
     println!(
-        "\nping-pong between cores {} and {}, one way = round trip / 2, {pings} pings × {} rounds, clock {}:\n  salias 64 B p50 {:.0} ns [{:.0}, {:.0}]",
+        "\nping-pong between cores {} and {}, one way = round trip / 2, {pings} pings × {} rounds, clock {}:\n  salias {bytes} B p50 {:.0} ns [{:.0}, {:.0}]",
         cores[0],
         cores[1],
         runs.len(),

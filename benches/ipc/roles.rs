@@ -68,7 +68,7 @@ pub fn run() {
         Task::Publisher { index, setup } => dispatch(Some(index), &name, &setup),
         Task::Subscriber { setup } => dispatch(None, &name, &setup),
         Task::Lossy { setup, lossy } => crate::lossy::run_lossy(&name, &setup, lossy),
-        Task::Pong { pings, bytes: 64 } => pong(&name, pings),
+        Task::Pong { pings, bytes } if bytes == size_of::<Msg64>() => pong(&name, pings),
         Task::Pong { pings, bytes } => raw_pong(&name, pings, bytes),
         Task::FloorPong { pings } => {
             let barrier = open_barrier(&name);

@@ -68,18 +68,21 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         let (rings, current, wanted) = (self.readers.len(), self.hot.current.get(), self.next_sequence);
         // The ring that delivered last holds the next number too while its publisher sends
         // alone or in batches (always, with one publisher): look there before searching.
-        if current < rings
-            && let Some((head, frame)) = self.peek_at(current)?
-            && head.sequence == wanted
-            && !head.is_hole()
-        {
-            return Ok(Some(Next {
-                ring: current,
-                frame,
-                len: head.len,
-                sequence: head.sequence,
-                gap_before: self.gap_before,
-            }));
+        if current < rings {
+            match self.peek_at(current)? {
+                Some((head, frame)) if head.sequence == wanted && !head.is_hole() => {
+                    return Ok(Some(Next {
+                        ring: current,
+                        frame,
+                        len: head.len,
+                        sequence: head.sequence,
+                        gap_before: self.gap_before,
+                    }));
+                }
+                // One ring with nothing committed: the search would look at it again only.
+                None if rings == 1 => return Ok(None),
+                _ => {}
+            }
         }
         let Some(protocol::Found { ring, head, at: frame }) =
             protocol::next_in_order(self, rings, current, wanted, MAX_SKIPS_PER_SEARCH)?

@@ -1,18 +1,19 @@
 //! The speed state a run was measured in (doc/benchmarking.md rule 11). On a virtual
 //! machine the host moves the two virtual cores between physical cores while a benchmark
-//! runs: the cost of moving one cache line between them then changes by a factor of two to
-//! eight from one moment to the next, and every cross-core figure with it. Each run is
-//! therefore bracketed by two short cache-line ping-pongs between the cores it uses, taken
-//! by the parent just before the run's processes start and just after they end; the report
-//! groups runs by these figures and never mixes runs of different states in one median.
+//! runs: the cost of moving one cache line between them then changes several times over
+//! from one moment to the next (about 40, 65 or 170 ns one way on the development VM), and
+//! every cross-core figure with it. Each run is therefore bracketed by two short cache-line
+//! ping-pongs between the cores it uses, taken by the parent just before the run's
+//! processes start and just after they end; the report pairs runs of one state only and
+//! gives its headlines and goals per state.
 
 use serde::{Deserialize, Serialize};
 
 use crate::floor;
 use crate::trips::batched_one_way;
 
-/// Round trips per probe: enough for 31 samples of 16 trips, and at most about a
-/// millisecond even in the slowest state seen (about 550 ns a round trip).
+/// Round trips per probe: enough for 31 samples of 16 trips, and about 0.3 ms even in the
+/// slowest state seen (about 550 ns a round trip).
 const PROBE_TRIPS: u64 = 500;
 
 /// The cache-line one-way latency between a run's two cores just before and just after
