@@ -312,6 +312,12 @@ fn wake_claimed(wake: &WakeWord, claimed: impl FnOnce()) {
     }
 }
 
+/// The instant `timeout` from now; `None` (no deadline) for a timeout too long for the
+/// clock to represent, which no call outlives anyway.
+pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout)
+}
+
 /// The state of one blocking call between attempts: how long it has been idle and when
 /// it must give up.
 pub(crate) struct Waiter {
@@ -321,10 +327,12 @@ pub(crate) struct Waiter {
 
 impl Waiter {
     pub(crate) fn new(timeout: Option<Duration>) -> Self {
-        Waiter {
-            idle: 0,
-            deadline: timeout.map(|t| Instant::now() + t),
-        }
+        Self::until(timeout.and_then(deadline_after))
+    }
+
+    /// A waiter for a call that gives up at `deadline` (never, if `None`).
+    pub(crate) fn until(deadline: Option<Instant>) -> Self {
+        Waiter { idle: 0, deadline }
     }
 
     /// Waits once with `strategy` after a failed attempt. Returns false once the deadline

@@ -322,7 +322,24 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     }
 
     /// Retries `attempt` while it is backpressured, waiting with the wait strategy.
+    #[inline(always)]
     fn block<R>(
+        &mut self,
+        timeout: Option<Duration>,
+        mut attempt: impl FnMut(&mut Self) -> Result<R, PublishError>,
+    ) -> Result<R, PublishError> {
+        // The first attempt mostly succeeds: it pays for no strategy or deadline, which a
+        // ping-pong's echo would otherwise carry on its critical path every message.
+        match attempt(self) {
+            Err(PublishError::Backpressured) => self.block_slow(timeout, attempt),
+            done => done,
+        }
+    }
+
+    /// `block` once the first attempt was backpressured.
+    #[cold]
+    #[inline(never)]
+    fn block_slow<R>(
         &mut self,
         timeout: Option<Duration>,
         mut attempt: impl FnMut(&mut Self) -> Result<R, PublishError>,

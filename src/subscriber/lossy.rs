@@ -267,7 +267,7 @@ impl<T: Payload, M: Mode> LossySubscriber<T, M> {
                 Err(error) => break Err(error),
             }
             if self.inner.departure_visible() {
-                // As in `Subscriber::wait_next`: the next attempt checks at once.
+                // As in `Subscriber::wait_ready`: the next attempt checks at once.
                 self.inner.hot.misses = self.inner.hot.misses.max(HEALTH_AFTER_MISSES);
                 continue;
             }

@@ -99,6 +99,18 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         }))
     }
 
+    /// A look found a message that the caller will find again with the next look (as
+    /// `recv` does after `wait_ready`): the message is counted into the FIFO burst once.
+    /// Finding changes nothing else a second look sees differently: Ordered passes over
+    /// stale and hole frames for good and finds the same number again.
+    pub(super) fn look_again(&self) {
+        if !M::ORDERED {
+            // The look either added one to the burst or, going round, set it to 1 for the
+            // ring it moved to; either way the next look adds the one back.
+            self.hot.burst.set(self.hot.burst.get().saturating_sub(1));
+        }
+    }
+
     #[inline(always)]
     pub(super) fn find(&mut self) -> Result<Option<Next>, ReceiveError> {
         if M::ORDERED {
