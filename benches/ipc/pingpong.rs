@@ -1,6 +1,6 @@
 //! The latency section: ping-pong round trip / 2 over salias, alternating round by round
-//! with the bare cache-line floor and the 64-byte message floor between the same two
-//! cores. The parent is the pinger, a child the ponger; every stamp is taken with the
+//! with the bare cache-line floor, the 64-byte message floor and the ring floor (the
+//! message through a ring of salias's frames) between the same two cores. The parent is the pinger, a child the ponger; every stamp is taken with the
 //! latency clock (`support::clock::latency`).
 
 use std::error::Error;
@@ -12,6 +12,7 @@ use support::cores::{Side, core_for, pin};
 use support::jsonl::JsonLines;
 use support::records::System;
 use support::role::Children;
+use support::shm::ShmFile;
 use support::state::bracketed;
 use support::trips::{TripTimer, Trips};
 
@@ -22,7 +23,7 @@ use crate::roles::{Child, ROLE, Task};
 /// The watchdog's limit for one ping-pong run.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
 
-/// Runs `rounds` of the floor, the message floor and salias, `pings` round trips each,
+/// Runs `rounds` of the floor, the message floor, the ring floor and salias, `pings` round trips each,
 /// writes a record per run and prints the summary.
 pub fn latency(rounds: usize, pings: u64, bytes: usize, out: &mut JsonLines) -> Result<(), Box<dyn Error>> {
     let cores = [core_for(Side::Publisher, 0), core_for(Side::Subscriber, 0)];
@@ -35,6 +36,9 @@ pub fn latency(rounds: usize, pings: u64, bytes: usize, out: &mut JsonLines) -> 
         let (message_floor, message_floor_state) = bracketed(cores, || {
             message_floor_round_trips(&format!("msgfloor-{pid}-{round}"), pings, cores)
         });
+        let (ring_floor, ring_floor_state) = bracketed(cores, || {
+            ring_floor_round_trips(&format!("ringfloor-{pid}-{round}"), pings, cores)
+        });
         let (salias, salias_state) = bracketed(cores, || {
             let name = format!("pingpong-{pid}-{round}");
             if bytes == size_of::<Msg64>() {
@@ -46,11 +50,13 @@ pub fn latency(rounds: usize, pings: u64, bytes: usize, out: &mut JsonLines) -> 
         let run = report::LatencyRound {
             floor: Trips::of(floor?),
             message_floor: Trips::of(message_floor?),
+            ring_floor: Trips::of(ring_floor?),
             salias: Trips::of(salias?),
         };
         for (system, trips, state) in [
             (System::Floor, &run.floor, floor_state),
             (System::MessageFloor, &run.message_floor, message_floor_state),
+            (System::RingFloor, &run.ring_floor, ring_floor_state),
             (System::Salias, &run.salias, salias_state),
         ] {
             out.write(&report::pingpong_record(system, round, cores, trips, state))?;
@@ -143,6 +149,16 @@ fn message_floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Resul
     let children = start_ponger(name, &barrier, Task::MessageFloorPong { pings }, cores)?;
     let (ping, pong) = barrier.message_lines();
     let samples = support::message_floor::round_trips(ping, pong, 0, pings);
+    children.wait_all(RUN_LIMIT)?;
+    Ok(samples)
+}
+
+fn ring_floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {
+    let barrier = Barrier::create(name)?;
+    let file = ShmFile::create(&format!("{name}.rings"), support::ring_floor::FILE_BYTES)?;
+    let children = start_ponger(name, &barrier, Task::RingFloorPong { pings }, cores)?;
+    let (ping, pong) = support::ring_floor::rings(&file);
+    let samples = support::ring_floor::round_trips(ping, pong, pings);
     children.wait_all(RUN_LIMIT)?;
     Ok(samples)
 }

@@ -97,6 +97,7 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
 pub struct LatencyRound {
     pub floor: Trips,
     pub message_floor: Trips,
+    pub ring_floor: Trips,
     pub salias: Trips,
 }
 
@@ -126,6 +127,7 @@ pub fn print_latency(cores: [usize; 2], pings: u64, bytes: usize, runs: &[Latenc
     for (name, floor) in [
         ("cache-line floor", p50s(|r| &r.floor)),
         ("64-byte message floor", p50s(|r| &r.message_floor)),
+        ("ring floor (salias's frames)", p50s(|r| &r.ring_floor)),
     ] {
         if let (Some(f), Some(ratio)) = (Spread::of(&floor), Spread::of(&ratios(&salias, &floor))) {
             println!(
@@ -148,28 +150,30 @@ fn print_batched(runs: &[LatencyRound]) {
     let p50s = |of: fn(&LatencyRound) -> &Trips| -> Option<Vec<f64>> {
         runs.iter().map(|r| of(r).batched.map(|b| b.p50_ns)).collect()
     };
-    let (Some(salias), Some(floor), Some(message)) =
-        (p50s(|r| &r.salias), p50s(|r| &r.floor), p50s(|r| &r.message_floor))
-    else {
-        return;
-    };
-    let (Some(s), Some(to_floor), Some(to_message)) = (
-        Spread::of(&salias),
-        Spread::of(&ratios(&salias, &floor)),
-        Spread::of(&ratios(&salias, &message)),
+    let (Some(salias), Some(floor), Some(message), Some(ring)) = (
+        p50s(|r| &r.salias),
+        p50s(|r| &r.floor),
+        p50s(|r| &r.message_floor),
+        p50s(|r| &r.ring_floor),
     ) else {
         return;
     };
+    let (Some(s), Some(to_floor), Some(to_message), Some(to_ring)) = (
+        Spread::of(&salias),
+        Spread::of(&ratios(&salias, &floor)),
+        Spread::of(&ratios(&salias, &message)),
+        Spread::of(&ratios(&salias, &ring)),
+    ) else {
+        return;
+    };
+    let times = |r: Spread| format!("{:.2}× [{:.2}, {:.2}]", r.median, r.min, r.max);
     println!(
-        "  batched ({TRIPS_PER_SAMPLE} trips a sample): salias p50 {:.1} ns [{:.1}, {:.1}] = {:.2}× the line floor [{:.2}, {:.2}], {:.2}× the message floor [{:.2}, {:.2}]",
+        "  batched ({TRIPS_PER_SAMPLE} trips a sample): salias p50 {:.1} ns [{:.1}, {:.1}] = {} the line floor, {} the message floor, {} the ring floor",
         s.median,
         s.min,
         s.max,
-        to_floor.median,
-        to_floor.min,
-        to_floor.max,
-        to_message.median,
-        to_message.min,
-        to_message.max
+        times(to_floor),
+        times(to_message),
+        times(to_ring),
     );
 }

@@ -44,6 +44,8 @@ pub enum Task {
     FloorPong { pings: u64 },
     /// Echoes `pings` 64-byte messages on the barrier's message lines.
     MessageFloorPong { pings: u64 },
+    /// Echoes `pings` 64-byte messages on the ring floor's rings (`<name>.rings`).
+    RingFloorPong { pings: u64 },
 }
 
 impl Task {
@@ -56,6 +58,7 @@ impl Task {
             Task::Pong { .. } => "pong",
             Task::FloorPong { .. } => "floor-pong",
             Task::MessageFloorPong { .. } => "message-floor-pong",
+            Task::RingFloorPong { .. } => "ring-floor-pong",
         }
     }
 }
@@ -81,6 +84,13 @@ pub fn run() {
             barrier.arrive_and_wait();
             let (ping, pong) = barrier.message_lines();
             support::message_floor::pong(ping, pong, pings);
+        }
+        Task::RingFloorPong { pings } => {
+            let file = support::shm::ShmFile::open(&format!("{name}.rings")).unwrap_or_else(|e| panic!("{e}"));
+            let barrier = open_barrier(&name);
+            barrier.arrive_and_wait();
+            let (ping, pong) = support::ring_floor::rings(&file);
+            support::ring_floor::pong(ping, pong, pings);
         }
     }
 }

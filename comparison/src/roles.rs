@@ -107,5 +107,6 @@ pub fn system_name(system: System) -> &'static str {
         System::SpscFloor => "spsc-floor",
         System::Floor => "floor",
         System::MessageFloor => "message-floor",
+        System::RingFloor => "ring-floor",
     }
 }

@@ -109,7 +109,7 @@ impl Setup {
             ),
             System::Aeron => format!("aeron ipc {shape} term {} MiB {variant}", self.param >> 20),
             System::Iceoryx2 => format!("iceoryx2 {shape} buffer {} {variant}", self.param),
-            System::SpscFloor | System::Floor | System::MessageFloor => {
+            System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor => {
                 format!("spsc-floor {shape} ring {} MiB {variant}", self.param >> 20)
             }
         }

@@ -337,7 +337,7 @@ def headlines(data, picks):
 
     for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor"), ("aeron", "Aeron"), ("iceoryx2", "iceoryx2")):
         pp_ratio(data.cmp_pp, other, what, "comparison")
-    for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor")):
+    for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor"), ("ring-floor", "ring floor of salias's frames")):
         pp_ratio(data.ipc_pp, other, what, "benches/ipc.rs")
     for ring in data.rings:
         for a_kind, b_kind in (("OrderedMpsc", "FifoMpsc"), ("OrderedFanout", "FifoFanout")):

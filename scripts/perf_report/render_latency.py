@@ -1,5 +1,5 @@
 """The latency sections: ping-pong next to the cache-line and 64-byte message floors (both
-harnesses), and open-loop latency against offered load per scheduling mode (comparison
+harnesses) and the ring floor (benches/ipc.rs), and open-loop latency against offered load per scheduling mode (comparison
 crate)."""
 
 import math
@@ -10,7 +10,10 @@ from .load import PCTS
 from .page import fmt, fmt_mmm, fmt_ns, fmt_ratio, md_table
 
 # benches/ipc.rs's bars in the floor chart: lighter shades of the comparison's colours.
-IPC_SHADES = {"floor": "#a9a9a9", "message-floor": "#c7b37a", "salias": "#7fa7e6"}
+IPC_SHADES = {"floor": "#a9a9a9", "message-floor": "#c7b37a", "ring-floor": "#a8c47a", "salias": "#7fa7e6"}
+# The floors, lowest first, and the ratio column each has in a harness that ran it.
+FLOORS = ["floor", "message-floor", "ring-floor"]
+FLOOR_COLUMNS = {"message-floor": "÷ message floor", "ring-floor": "÷ ring floor"}
 PP_HEADER = ["system", "p50 [min, max]", "p90", "p99", "p99.9", "p99.99", "max", "samples/round", "÷ line floor"]
 
 
@@ -24,19 +27,21 @@ def one_way(p):
 
 
 def pp_table(runs):
-    """The ping-pong table of one harness: a "÷ message floor" column only where that floor
-    ran. Ratios are per round (p50 / the floor's p50 of the same round)."""
-    shown = ["floor"] + (["message-floor"] if "message-floor" in runs.by_key else [])
+    """The ping-pong table of one harness: a "÷ message floor" and a "÷ ring floor" column
+    only where that floor ran. Ratios are per round (p50 / the floor's p50 of the same
+    round)."""
+    shown = ["floor"] + [f for f in FLOOR_COLUMNS if f in runs.by_key]
     trips = trips_per_sample(runs)
     header = PP_HEADER[:2] + ([f"p50 of {trips}-trip samples [min, max]"] if trips else []) + PP_HEADER[2:]
-    header += (["÷ message floor"] if len(shown) == 2 else []) + ["cores"]
+    header += [FLOOR_COLUMNS[f] for f in shown[1:]] + ["cores"]
     rows = []
     for system in runs.order:
         st = {p: runs.stat(system, one_way(p)) for p in PCTS}
         ratios = []
         for floor in shown:
-            # The message floor's own row shows it against the line floor.
-            ratio = runs.ratio(system, floor, p50) if system not in (floor, "floor") else None
+            # A floor's own row shows it against the floors below it only.
+            below = system not in FLOORS or FLOORS.index(system) > FLOORS.index(floor)
+            ratio = runs.ratio(system, floor, p50) if below else None
             ratios.append(fmt_ratio(ratio) if ratio else "–")
         rows.append(
             (
@@ -62,7 +67,11 @@ def pingpong(page, data):
         "percentiles are medians over rounds. The line floor (`floor`) is a bare cache-line "
         "ping-pong between the same two cores in the same invocation; the message floor "
         "(`message-floor`, where it ran) is the least any protocol can do for a 64-byte payload: "
-        "payload and stamp on one or two lines, no other state. The ÷ columns are per-round "
+        "payload and stamp on one or two lines, no other state. The ring floor (`ring-floor`, "
+        "benches/ipc.rs) moves the same message through a ring of frames laid out as salias's "
+        "(80-byte frames back to back in a 1 MiB ring, each message on lines the other core read "
+        "a lap ago), with salias's prefetches and nothing else: the least a transport with "
+        "salias's frame can do. The ÷ columns are per-round "
         "ratios of p50 to the floor of the same round, median [min, max]. Where the harness also "
         "timed samples of consecutive round trips, their one-way p50 (the median of the samples' "
         "mean, precise far below the clock's step) stands beside the per-trip p50; the headline "
@@ -97,7 +106,7 @@ def pingpong(page, data):
     # salias vs floor: grouped bars per percentile, from each harness.
     vals = {}
     for origin, runs in (("comparison", cmp_pp), ("benches/ipc.rs", ipc_pp)):
-        for system in ("floor", "message-floor", "salias"):
+        for system in (*FLOORS, "salias"):
             if system not in runs.by_key:
                 continue
             name = f"{system} ({origin})"

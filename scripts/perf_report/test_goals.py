@@ -283,6 +283,21 @@ class LatencyRows(unittest.TestCase):
         without = compute.Data({"comparison": [], "ipc": [source("i", [pingpong("salias", 0, 120), pingpong("floor", 0, 60)])], "wake": []})
         self.assertNotIn("message floor", pp_table(without.ipc_pp))
 
+    def test_ring_floor_column_and_headline_where_it_ran(self):
+        recs = [pingpong("salias", 0, 120), pingpong("floor", 0, 60), pingpong("message-floor", 0, 100), pingpong("ring-floor", 0, 110)]
+        data = compute.Data({"comparison": [], "ipc": [source("i", recs)], "wake": []})
+        rows = {line.split("|")[1].strip(): line for line in pp_table(data.ipc_pp).splitlines() if line.startswith("| ")}
+        self.assertIn("÷ ring floor", rows["system"])
+        # salias against all three floors; the ring floor against the two below it; the
+        # message floor against the line floor only.
+        self.assertEqual(rows["salias"].count("**"), 6)
+        self.assertIn("**1.09×**", rows["salias"])
+        self.assertIn("**1.10×**", rows["ring-floor"])
+        self.assertEqual(rows["ring-floor"].count("**"), 4)
+        self.assertEqual(rows["message-floor"].count("**"), 2)
+        heads = {h.what: h.ratio[0] for h in compute.headlines(data, compute.Picks(data))}
+        self.assertAlmostEqual(heads["Ping-pong one-way p50, salias / ring floor of salias's frames (benches/ipc.rs)"], 120 / 110)
+
     def test_coarse_clock_step_is_noted_on_the_headline(self):
         recs = [pingpong("salias", 0, 90), pingpong("floor", 0, 60), pingpong("message-floor", 0, 80)]
         data = compute.Data({"comparison": [source("c", recs, {"latency_clock": CLOCK})], "ipc": [], "wake": []})

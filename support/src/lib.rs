@@ -1,7 +1,7 @@
 //! The tools the salias benchmarks and integration tests share, each written once: the
 //! clock, core pinning, the shared-memory start barrier, running roles as separate
 //! processes under a watchdog, statistics and the machine's description, HdrHistogram
-//! helpers with one quantile list, the cache-line and 64-byte message floors, and the raw-data records with
+//! helpers with one quantile list, the cache-line, 64-byte message and ring floors, and the raw-data records with
 //! their JSON-lines writer.
 //!
 //! It does not depend on salias, so a harness links the library once, its own way.
@@ -19,7 +19,8 @@
 //!   [`role::Children`] waits for them under a watchdog, [`role::report`] and
 //!   [`role::report_json`] are the one child report format.
 //! - Speed states: [`state::Bracket`], the cache-line probe around every run.
-//! - Shared memory: [`shm::ShmFile`], [`barrier::Barrier`], [`floor`] and [`message_floor`].
+//! - Shared memory: [`shm::ShmFile`], [`barrier::Barrier`], [`floor`], [`message_floor`]
+//!   and [`ring_floor`].
 //! - Figures: [`stats::Spread`], [`stats::ratios`], [`machine::Machine`],
 //!   [`hist::Quantiles`] over [`hist::QUANTILES`], [`throughput::Finished`] reports
 //!   added up by [`throughput::Tally`].
@@ -38,6 +39,7 @@ pub mod machine;
 pub mod message_floor;
 pub mod realtime;
 pub mod records;
+pub mod ring_floor;
 pub mod role;
 pub mod shm;
 pub mod state;

@@ -88,6 +88,8 @@ pub enum System {
     Floor,
     /// The 64-byte message floor ([`crate::message_floor`]).
     MessageFloor,
+    /// The 64-byte message through a ring of salias's frames ([`crate::ring_floor`]).
+    RingFloor,
 }
 
 /// Which of the throughput-like benchmarks a [`Throughput`] record comes from.
@@ -460,8 +462,16 @@ mod tests {
                 &|| serde_json::to_value(System::Floor).unwrap(),
                 &|| serde_json::to_value(System::Aeron).unwrap(),
                 &|| serde_json::to_value(System::MessageFloor).unwrap(),
+                &|| serde_json::to_value(System::RingFloor).unwrap(),
             ]),
-            ["iceoryx2", "spsc-floor", "floor", "aeron", "message-floor"]
+            [
+                "iceoryx2",
+                "spsc-floor",
+                "floor",
+                "aeron",
+                "message-floor",
+                "ring-floor"
+            ]
         );
         assert_eq!(
             [Api::Offer, Api::TryClaim, Api::LoanUninit, Api::Batch].map(|a| serde_json::to_value(a).unwrap()),
