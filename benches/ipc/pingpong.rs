@@ -1,7 +1,8 @@
 //! The latency section: ping-pong round trip / 2 over salias, alternating round by round
 //! with the bare cache-line floor, the 64-byte message floor and the ring floor (the
-//! message through a ring of salias's frames) between the same two cores. The parent is the pinger, a child the ponger; every stamp is taken with the
-//! latency clock (`support::clock::latency`).
+//! message through a ring of salias's frames) between the same two cores. The parent is
+//! the pinger, a child the ponger; every stamp is taken with the latency clock
+//! (`support::clock::latency`).
 
 use std::error::Error;
 use std::time::Duration;
@@ -23,8 +24,8 @@ use crate::roles::{Child, ROLE, Task};
 /// The watchdog's limit for one ping-pong run.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
 
-/// Runs `rounds` of the floor, the message floor, the ring floor and salias, `pings` round trips each,
-/// writes a record per run and prints the summary.
+/// Runs `rounds` of the floor, the message floor, the ring floor and salias, `pings` round
+/// trips each, writes a record per run and prints the summary.
 pub fn latency(rounds: usize, pings: u64, bytes: usize, out: &mut JsonLines) -> Result<(), Box<dyn Error>> {
     let cores = [core_for(Side::Publisher, 0), core_for(Side::Subscriber, 0)];
     let mut runs = Vec::new();

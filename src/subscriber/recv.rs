@@ -13,9 +13,9 @@ use crate::wait::{Adaptive, Waiter};
 use super::health::{HEALTH_AFTER_MISSES, HEALTH_INTERVAL};
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
-    /// Finds the next message, releasing room to publishers when there is none. Finding
-    /// changes nothing a second look would see differently: a message found and not
-    /// delivered is found again.
+    /// Finds the next message, releasing room to publishers when there is none. A message
+    /// found and not delivered is found again by the next look; the one count a look moves
+    /// that a second would move again, the FIFO burst, `look_again` takes back.
     // Always inlined, as `find`: the message found reaches the caller in registers.
     #[inline(always)]
     pub(crate) fn next_message(&mut self) -> Result<Option<Next>, ReceiveError> {
