@@ -175,19 +175,27 @@ pub fn round_trips(ping: &Ring, pong: &Ring, count: u64) -> Vec<u64> {
     timer.into_trips()
 }
 
-/// Two rings in this process, 64-byte aligned as a mapping's are, for [`between_threads`].
+/// One line of the rings `with_local_rings` makes: 64-byte aligned, as a mapping's lines are.
 #[repr(C, align(64))]
 struct Lines([AtomicU64; 8]);
+
+/// Runs `f` on a ping and a pong ring in this process's memory.
+fn with_local_rings<R>(f: impl FnOnce(&Ring, &Ring) -> R) -> R {
+    let lines: Vec<Lines> = (0..(2 * RING_BYTES).div_ceil(LINE))
+        .map(|_| Lines(Default::default()))
+        .collect();
+    // SAFETY: `Lines` is eight atomics in a row with no padding (64 bytes, align 64), so
+    // the vector holds at least `2 * RING_BYTES / 8` atomics in a row (its length rounds
+    // up), which live as long as it.
+    let words = unsafe { std::slice::from_raw_parts(lines.as_ptr().cast::<AtomicU64>(), 2 * RING_BYTES / 8) };
+    let (ping, pong) = words.split_at(RING_BYTES / 8);
+    f(ping, pong)
+}
 
 /// The ring floor between cores `a` (pinger) and `b` (ponger), measured by two threads
 /// of this process pinned to them: `count` round trips in ns.
 pub fn between_threads(a: usize, b: usize, count: u64) -> Result<Vec<u64>, PinError> {
-    let lines: Vec<Lines> = (0..2 * RING_BYTES / LINE).map(|_| Lines(Default::default())).collect();
-    // SAFETY: `Lines` is 64 plain atomics in a row with no padding (64 bytes, align 64),
-    // so the vector is `2 * RING_BYTES / 8` atomics in a row, which live as long as it.
-    let words = unsafe { std::slice::from_raw_parts(lines.as_ptr().cast::<AtomicU64>(), 2 * RING_BYTES / 8) };
-    let (ping, back) = words.split_at(RING_BYTES / 8);
-    on_two_cores(a, b, || round_trips(ping, back, count), || pong(ping, back, count))
+    with_local_rings(|ping, back| on_two_cores(a, b, || round_trips(ping, back, count), || pong(ping, back, count)))
 }
 
 #[cfg(test)]
@@ -214,17 +222,15 @@ mod tests {
     #[test]
     #[should_panic(expected = "differs from what was sent")]
     fn a_torn_echo_is_caught() {
-        let lines: Vec<Lines> = (0..2 * RING_BYTES / LINE).map(|_| Lines(Default::default())).collect();
-        // SAFETY: as in `between_threads`.
-        let words = unsafe { std::slice::from_raw_parts(lines.as_ptr().cast::<AtomicU64>(), 2 * RING_BYTES / 8) };
-        let (ping, back) = words.split_at(RING_BYTES / 8);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let mut payload = receive(ping, 0);
-                payload[7] ^= 1;
-                send(back, 0, &payload);
-            });
-            round_trips(ping, back, 1);
+        with_local_rings(|ping, back| {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let mut payload = receive(ping, 0);
+                    payload[7] ^= 1;
+                    send(back, 0, &payload);
+                });
+                round_trips(ping, back, 1);
+            })
         });
     }
 }
