@@ -199,7 +199,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     // loop only reports that a look found a message, and this look finds it again, so the
     // message never crosses a call boundary in memory. Handed back through memory from
     // the loop, it cost a store-forwarding stall between seeing the commit and handing the
-    // message out (ping-pong one way, two threads: 100 against 80 ns;
+    // message out (ping-pong one way, two threads: 105 against 80 ns;
     // doc/performance-notes.md). A `Result<Next>` returned from a helper inlined here
     // cost the same: the loop hands out the view itself.
     #[inline(always)]

@@ -122,6 +122,8 @@ fn receive(ring: &Ring, seq: u64) -> [u64; 8] {
     std::array::from_fn(|k| ring[at + 2 + k].load(Ordering::Relaxed))
 }
 
+// The prefetches salias makes (`src/prefetch.rs`, x86-64 here), written again because
+// this crate does not depend on salias.
 #[inline(always)]
 fn prefetch_for_write(word: &AtomicU64) {
     // SAFETY: a prefetch is a hint: it never faults and changes no memory or register
