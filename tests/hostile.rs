@@ -277,8 +277,8 @@ fn hole_frame_with_a_scribbled_count_is_an_error() {
         let mut subscriber = channel.subscriber().unwrap();
         let mut publisher = channel.publisher().unwrap();
         publisher.publish_gap(2).unwrap();
-        // The count is the hole frame's payload, the word after its sequence number.
-        raw.set_ring(raw.offsets.frame_sequence + 8, count);
+        // The count is the hole frame's payload.
+        raw.set_ring(raw.offsets.ordered_payload, count);
         let what = until_corrupt(&mut subscriber);
         assert!(what.contains(&says), "{what}");
         assert_eq!(
@@ -330,7 +330,7 @@ fn forged_control_block_is_refused_at_connect() {
         FifoMpsc::<Sample>::connect(&name),
         Err(Error::VersionMismatch {
             found: 99,
-            supported: 8,
+            supported: 9,
             ..
         })
     ));

@@ -9,8 +9,10 @@
  *  - every publisher slot owns a ring; positions are bytes and only grow; a frame at
  *    position p starts at p mod capacity, and one that runs past the end of the ring
  *    continues in the second mapping of the same memory, so it stays contiguous;
- *  - a frame takes round_up(header + payload, 8) bytes (header 16 in FIFO, 24 in Ordered)
- *    and exists for subscribers only once its commit word is stored;
+ *  - a frame starts at a multiple of its alignment (8 in FIFO, 16 in Ordered), its payload
+ *    after the header rounded up to that alignment (header 16 in FIFO, 24 in Ordered, so
+ *    an Ordered payload starts at +32), and it takes round_up(payload start + payload,
+ *    alignment) bytes; it exists for subscribers only once its commit word is stored;
  *  - a publisher may write up to the slowest cursor + the publication window; it caches
  *    that limit and re-reads the cursors only when it runs out; a refused offer writes
  *    nothing, takes no number and is counted;
@@ -39,7 +41,8 @@
   'use strict';
 
   const CAPACITY = 4096;
-  const FRAME_ALIGN = 8;
+  /** As src/wire/frame.rs: an Ordered frame is 16-aligned so its payload is too. */
+  const FRAME_ALIGN = { Fifo: 8, Ordered: 16 };
   const HEADER = { Fifo: 16, Ordered: 24 };
   /** Payload lengths, as in examples/record_trace.rs. */
   const PAYLOADS = [200, 328, 456, 584, 264];
@@ -92,6 +95,7 @@
       window: o.window,
       releaseEvery: Math.max(1, Math.floor(o.window / 4)),
       header: HEADER[o.mode],
+      align: FRAME_ALIGN[o.mode],
       sequence: o.mode === 'Ordered' ? 0 : null,
       step: 0,
       reaped: 0,
@@ -142,7 +146,8 @@
 
   const isOrdered = (w) => w.mode === 'Ordered';
   const isFanout = (w) => w.topology === 'Fanout';
-  const frameLen = (w, payload) => roundUp(w.header + payload, FRAME_ALIGN);
+  const payloadStart = (w) => roundUp(w.header, w.align);
+  const frameLen = (w, payload) => roundUp(payloadStart(w) + payload, w.align);
   const pubName = (p) => 'publisher ' + p.letter;
   const subName = (s) => 'subscriber ' + s.slot;
   const label = (f) => (f.seq === null ? f.tag : '#' + f.seq);
@@ -750,7 +755,7 @@
             ring: p.slot,
             pos: ev.position,
             size: ev.frame,
-            len: ev.frame - w.header,
+            len: p.offered,
             seq: ev.sequence === undefined ? null : ev.sequence,
             tag: p.letter + ev.published,
             state: 'committed',

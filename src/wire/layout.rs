@@ -30,7 +30,7 @@ pub const MAX_SUBSCRIBERS: u32 = 64;
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 8;
+pub(crate) const LAYOUT_VERSION: u32 = 9;
 /// `ChannelInfo::wake_protocol` of the Linux layer: a sleeper takes an expedited
 /// membarrier, so publishers look for sleepers behind a compiler fence only.
 pub(crate) const WAKE_BY_BARRIER: u32 = 1;
@@ -395,6 +395,9 @@ pub struct RawOffsets {
     pub cursor_size: usize,
     pub frame_len: usize,
     pub frame_sequence: usize,
+    /// Where the payload of an Ordered frame of an 8-aligned type starts (a hole
+    /// frame's count).
+    pub ordered_payload: usize,
     pub len: usize,
 }
 
@@ -427,6 +430,7 @@ impl RawOffsets {
             cursor_size: size_of::<Cursor>(),
             frame_len: super::frame::LEN_OFFSET,
             frame_sequence: super::frame::SEQ_OFFSET,
+            ordered_payload: super::frame::Shape::new(true, 8).header(),
             len: layout.len,
         }
     }

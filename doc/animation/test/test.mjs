@@ -313,7 +313,7 @@ await check('Crash: an ordered publisher killed holding a number is a reported g
   const dead = s.publishers[0];
   equal([dead.holder, dead.pending], ['dead', 2], 'publisher A dead, holding #2');
   const torn = s.frames[0].find((f) => f.state === 'torn');
-  equal([torn.pos, torn.seq], [480, 2], 'its frame at 480 has no commit word');
+  equal([torn.pos, torn.seq], [496, 2], 'its frame at 496 has no commit word');
   await pressSteps(page, 12);
   s = await state(page);
   equal(s.subscribers[0].gaps, { events: 1, missing: 1, last: [2, 3] }, 'gap reported (gaps())');
@@ -321,7 +321,7 @@ await check('Crash: an ordered publisher killed holding a number is a reported g
   equal(await page.locator('.chip.gap').count(), 1, 'the message after the gap is marked');
   await pressSteps(page, 19);
   s = await state(page);
-  equal([s.publishers[0].holder, s.publishers[0].pid, s.publishers[0].pending, s.publishers[0].tail], ['alive', 4301, null, 480], 'successor at the last committed frame');
+  equal([s.publishers[0].holder, s.publishers[0].pid, s.publishers[0].pending, s.publishers[0].tail], ['alive', 4301, null, 496], 'successor at the last committed frame');
   await pressSteps(page, 20);
   s = await state(page);
   assert(!s.frames[0].some((f) => f.state === 'torn'), 'the torn frame was overwritten');
