@@ -56,9 +56,19 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         platform::check_cell(self.health).map_err(|bad| self.fault.unhealthy(&self.shared, bad).into())
     }
 
-    /// Finds room for `frames` bytes of frames, returning the first one's position.
+    /// Finds room for `frames` bytes of frames, returning the first one's position, and
+    /// asks for the lines ahead of them.
     #[inline(always)]
     pub(super) fn reserve(&mut self, frames: u64) -> Result<u64, PublishError> {
+        let pos = self.reserve_room(frames)?;
+        self.prefetch_ahead(pos, pos + frames);
+        Ok(pos)
+    }
+
+    /// Finds room for `frames` bytes of frames, returning the first one's position; the
+    /// caller asks for the lines ahead.
+    #[inline(always)]
+    pub(super) fn reserve_room(&mut self, frames: u64) -> Result<u64, PublishError> {
         // An inherited (fork) or poisoned handle writes nothing: the one check a publish
         // makes. A truncation during this publish sends its frames to zero pages, and the
         // next call reports it.
@@ -84,7 +94,6 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 });
             }
         }
-        self.prefetch_ahead(pos, pos + frames);
         Ok(pos)
     }
 
