@@ -40,8 +40,8 @@ pub(crate) const ORDERED_HEADER_LEN: usize = 24;
 /// FIFO frame's does (at +16). On an AMD host the 8-aligned payload after 88-byte frames
 /// cost an Ordered `offer_batch(16)` a quarter of FIFO's throughput (0.74× of FIFO against
 /// 1.01× with 96-byte frames); on an Intel host the 96-byte frame's extra half line costs
-/// more than the alignment gains (0.82× against 0.93×). doc/performance-notes.md has both
-/// and the 80-byte frame that would win on each.
+/// more than the alignment gains (0.82× against 0.93×). doc/performance-notes.md has both,
+/// and an 80-byte Ordered frame (FIFO's lines and alignment) measured on the Intel host.
 pub(crate) const ORDERED_ALIGN: usize = 16;
 /// Largest payload alignment a frame supports: the page size every mapping has.
 pub(crate) const MAX_ALIGN: usize = 4096;
