@@ -126,9 +126,10 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         // A batch of frames from 512 bytes to the prefetch distance asks for the lines ahead
         // of each frame as it writes it, as single offers do. Asked for once, for the last
         // blocks of the batch, the lines of a batch of 512-byte messages were not owned
-        // when the copies reached them: 0.3× of single offers' rate (1.1× now). Smaller
-        // frames (15 % slower per frame at 256 bytes) and larger ones (whose long copies
-        // the hardware keeps ahead of) ask once, for the batch's end.
+        // when the copies reached them: 0.3× of single offers' rate (1.1× now, on a 2-core
+        // Intel Xeon VM; doc/performance-notes.md). Smaller frames (15 % slower per frame at
+        // 256 bytes) and larger ones (whose long copies the hardware keeps ahead of) ask
+        // once, for the batch's end.
         let per_frame = count > 1 && frames >= 8 * LINE * count as u64 && frames < PREFETCH_AHEAD * count as u64;
         if !per_frame {
             self.prefetch_ahead(start, start + frames);
