@@ -130,9 +130,17 @@ impl Plan {
         add(System::Iceoryx2, Api::LoanUninitBlock, 1, ice_buffer);
         add(System::Aeron, Api::Offer, 1, aeron_term);
         add(System::SpscFloor, Api::Batch, 1, salias_ring);
-        if !short && salias_ring != aeron_term {
-            // salias with a ring as large as Aeron's term (Aeron's IPC window is term / 2)
-            add(System::Salias, Api::Offer, 1, aeron_term);
+        if !short {
+            // salias with larger rings: 4 MiB, and as large as Aeron's term (Aeron's IPC
+            // window is term / 2); the SPSC floor with each, for what the ring size costs
+            // the machine itself
+            let mut larger = vec![4 << 20, aeron_term];
+            larger.retain(|&ring| ring > salias_ring);
+            larger.dedup();
+            for ring in larger {
+                add(System::Salias, Api::Offer, 1, ring);
+                add(System::SpscFloor, Api::Batch, 1, ring);
+            }
         }
         if two_publishers {
             add(System::Salias, Api::Offer, 2, salias_ring);
@@ -390,6 +398,17 @@ mod headline_tests {
         assert!(default.setups.iter().all(|s| s.bench == ThroughputBench::Throughput));
         let aeron: Vec<_> = default.setups.iter().filter(|s| s.system == System::Aeron).collect();
         assert!(!aeron.is_empty() && aeron.iter().all(|s| s.param == 64 << 20));
+        let floor_rings: Vec<u64> = default
+            .setups
+            .iter()
+            .filter(|s| s.system == System::SpscFloor)
+            .map(|s| s.param)
+            .collect();
+        assert_eq!(
+            floor_rings,
+            [1 << 20, 4 << 20, 64 << 20],
+            "the SPSC floor at every ring salias runs"
+        );
         let short = Plan::for_cores(&cli(&["--aeron-term", "1048576"]), 2).unwrap();
         assert!(
             short

@@ -291,7 +291,17 @@ class Picks:
         self.aeron_claim = data.cmp_key("aeron", "try_claim")
         self.aeron_offer = data.cmp_key("aeron", "offer")
         self.ice_loan = data.cmp_key("iceoryx2", "loan_uninit")
-        self.spsc = data.cmp_key("spsc-floor", "batch", batch)
+        self.spsc = data.cmp_key("spsc-floor", "batch", batch, ring_bytes=data.default_ring)
+        # The larger rings the comparison ran both salias and the SPSC floor with: what the
+        # ring size costs salias beside what it costs the machine itself.
+        self.larger_rings = []
+        if self.salias_offer and self.spsc:
+            small = self.salias_offer.ring_bytes
+            for k in data.cmp_tp.order:
+                if k.system == "spsc-floor" and k.ring_bytes > small and k.ring_bytes not in [r for r, _, _ in self.larger_rings]:
+                    salias = data.cmp_key("salias", "offer", ring_bytes=k.ring_bytes)
+                    if salias and salias.ring_bytes == k.ring_bytes:
+                        self.larger_rings.append((k.ring_bytes, salias, k))
         # salias at the ring size of Aeron's term, where the comparison ran one: the same
         # buffer on both sides.
         term = self.aeron_claim.ring_bytes if self.aeron_claim else None
@@ -327,6 +337,11 @@ def headlines(data, picks):
     tp_ratio(f"Throughput, salias batch {data.batch} / SPSC floor (1P1S)", picks.salias_batch, picks.spsc)
     tp_ratio("Throughput, salias `offer` / SPSC floor (1P1S)", picks.salias_offer, picks.spsc)
     tp_ratio("Throughput, salias 2P1S `offer` / Aeron 2P1S `try_claim`", picks.salias_offer_2p, picks.aeron_claim_2p)
+    small = size_text(picks.salias_offer.ring_bytes) if picks.salias_offer else ""
+    for ring, salias, floor in picks.larger_rings:
+        large = size_text(ring)
+        tp_ratio(f"Throughput, SPSC floor {large} / {small} ring (1P1S; what the ring size costs the machine)", floor, picks.spsc)
+        tp_ratio(f"Throughput, salias `offer` {large} / {small} ring (1P1S)", salias, picks.salias_offer)
 
     def pp_ratio(runs, other, what, harness):
         step = data.step_of(runs, "salias", other)

@@ -130,12 +130,40 @@ fn throughput(plan: &Plan, results: &[Vec<Run>]) {
         ((System::Salias, Api::Offer, 2), (System::Aeron, Api::TryClaim, 2)),
         ((System::Salias, Api::Offer, 2), (System::Iceoryx2, Api::LoanUninit, 2)),
     ];
+    // What each larger ring costs salias and the machine itself (the SPSC floor), in the
+    // same rounds, where the run had them.
+    let find_at = |system: System, ring: u64| {
+        plan.setups.iter().position(|s| {
+            (s.system, s.publishers, s.param) == (system, 1, ring) && matches!(s.api, Api::Offer | Api::Batch)
+        })
+    };
+    let mut ring_pairs = Vec::new();
+    if let Some(salias) = find(System::Salias, Api::Offer, 1) {
+        let small = plan.setups[salias].param;
+        let mut larger: Vec<u64> = plan
+            .setups
+            .iter()
+            .filter(|s| s.system == System::SpscFloor && s.param > small)
+            .map(|s| s.param)
+            .collect();
+        larger.dedup();
+        for large in larger {
+            let pair = |a: Option<usize>, b: Option<usize>| Some((a?, b?));
+            ring_pairs.push(pair(find_at(System::Salias, large), find_at(System::Salias, small)));
+            ring_pairs.push(pair(
+                find_at(System::SpscFloor, large),
+                find_at(System::SpscFloor, small),
+            ));
+            ring_pairs.push(pair(find_at(System::Salias, large), find_at(System::SpscFloor, large)));
+        }
+    }
     let found: Vec<(usize, usize)> = if plan.headline {
         headline_pairs(plan)
     } else {
         pairs
             .iter()
             .filter_map(|(a, b)| Some((find(a.0, a.1, a.2)?, find(b.0, b.1, b.2)?)))
+            .chain(ring_pairs.into_iter().flatten())
             .collect()
     };
     println!("\nratios of delivered rates, median [min,max] of per-round ratios:");
@@ -143,7 +171,9 @@ fn throughput(plan: &Plan, results: &[Vec<Run>]) {
     let name = |i: usize| {
         let s = &plan.setups[i];
         let shape = format!("{}P{}S", s.publishers, s.subscribers);
-        if plan.headline {
+        // Rings other than salias's default are named: the ring-size pairs.
+        let default_ring = find(System::Salias, Api::Offer, 1).map(|i| plan.setups[i].param);
+        if plan.headline || s.system != System::Aeron && Some(s.param) != default_ring {
             format!(
                 "{} {shape} {} MiB {}",
                 system_name(s.system),
