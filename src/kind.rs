@@ -33,7 +33,9 @@ pub trait Mode: sealed::Sealed + Send + Sync + 'static {
     const NAME: &'static str;
     /// Value stored in the control block.
     const ID: u32;
-    /// Bytes of frame header in front of each payload, before alignment.
+    /// Bytes of frame header in front of each payload of a raw channel, before alignment.
+    /// An Ordered channel of a message type stores no length in its frames: its header is
+    /// FIFO's 16 bytes.
     const HEADER_LEN: usize;
     /// Whether messages carry a global sequence number.
     const ORDERED: bool;

@@ -130,7 +130,7 @@ fn latest<T: Payload, M: Mode>(shared: &Shared, ring: usize, dst: &mut [u8]) -> 
     // local of this call and never escapes it, while `shared`, which owns the ring, is
     // borrowed for the whole call.
     let view = unsafe { shared.ring(ring).view() };
-    let shape = Frame::<T, M>::SHAPE;
+    let shape = Frame::<T, M>::in_channel(shared.fixed_len);
     let longest = shape.len(shared.max_message_len.max(frame::HOLE_LEN)) as u64;
     for _ in 0..ATTEMPTS {
         let tail = protocol::reported_tail(&slot.progress.tail);

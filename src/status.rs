@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::error::{Error, Result};
-use crate::kind::{Fanout, Fifo, Mode, Ordered, Topology, mode_name, topology_name};
+use crate::kind::{Fanout, Mode, Ordered, Topology, mode_name, topology_name};
 use crate::message::{Field, Fingerprint, MessageType};
 use crate::platform;
 use crate::trust::Trust;
@@ -338,11 +338,7 @@ impl ChannelStatus {
     /// byte counts into messages; `None` for raw channels.
     pub fn frame_len(&self) -> Option<usize> {
         let (_, size) = self.message_type.as_ref()?;
-        let header = if self.kind.starts_with(Ordered::NAME) {
-            Ordered::HEADER_LEN
-        } else {
-            Fifo::HEADER_LEN
-        };
+        let header = crate::wire::frame::mode_header_len(self.kind.starts_with(Ordered::NAME), true);
         Some(round_up(round_up(header, self.frame_align) + size, self.frame_align))
     }
 }

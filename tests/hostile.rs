@@ -82,8 +82,8 @@ fn fault_what<E: PartialEq + std::fmt::Debug>(
 
 /// Polls until the subscriber reports corruption; a delivered message or ten seconds of
 /// silence fail the test.
-fn until_corrupt<M: salias::kind::Mode, K: salias::kind::Topology>(
-    subscriber: &mut salias::Subscriber<Sample, M, K>,
+fn until_corrupt<T: salias::message::Payload, M: salias::kind::Mode, K: salias::kind::Topology>(
+    subscriber: &mut salias::Subscriber<T, M, K>,
 ) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -243,17 +243,87 @@ fn missing_commit_below_reported_progress_is_an_error_not_a_hang() {
 
 #[test]
 fn ordered_sequence_never_taken_is_an_error() {
+    /// Scribbles a number never taken over the frame's sequence at `at` and expects the
+    /// subscriber to say so.
+    fn scribbled<T: salias::message::Payload>(
+        channel: &salias::OrderedMpsc<T>,
+        name: &str,
+        at: impl Fn(&Raw) -> usize,
+    ) {
+        let mut raw = Raw::open(name, 1, 1);
+        raw.set_ring(at(&raw), 1 << 50);
+        let what = until_corrupt(&mut channel.subscriber().unwrap());
+        let says = format!("carries sequence {} but only 1 were ever taken", 1u64 << 50);
+        assert!(what.contains(&says), "{what}");
+    }
     let name = unique_name("hostile-seq");
     let channel = OrderedMpsc::<Sample>::create(&Config::new(&name)).unwrap();
-    let mut raw = Raw::open(&name, 1, 1);
     channel.publisher().unwrap().offer(&Sample::new(0, 0)).unwrap();
-    raw.set_ring(raw.offsets.frame_sequence, 1 << 50);
+    // A typed channel's Ordered frame holds its number where others hold their length.
+    scribbled(&channel, &name, |raw| raw.offsets.typed_frame_sequence);
+    // A raw channel's has its length and flags word, and the number after it.
+    let name = unique_name("hostile-raw-seq");
+    let channel = salias::RawOrderedMpsc::create(&Config::new(&name).max_message_size(64)).unwrap();
+    channel.publisher().unwrap().offer(b"abc").unwrap();
+    scribbled(&channel, &name, |raw| raw.offsets.frame_sequence);
+}
+
+/// A message frame whose sequence word was given the hole's mark reads as a hole frame,
+/// whose count (the message's first word) is checked as any hole's: `Corrupt`, never a
+/// message passed over as lost.
+#[test]
+fn a_message_marked_as_a_hole_is_an_error() {
+    let name = unique_name("hostile-hole-mark");
+    let channel = OrderedMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    // `producer` is the payload's first word: the count the hole frame seems to declare.
+    channel.publisher().unwrap().offer(&Sample::new(1 << 40, 0)).unwrap();
+    raw.set_ring(raw.offsets.typed_frame_sequence, raw.offsets.typed_hole_bit);
     let mut subscriber = channel.subscriber().unwrap();
     let what = until_corrupt(&mut subscriber);
     assert!(
-        what.contains(&format!("carries sequence {} but only 1 were ever taken", 1u64 << 50)),
+        what.contains(&format!(
+            "declaring {} numbers lost from 0, but only 1 were ever taken",
+            1u64 << 40
+        )),
         "{what}"
     );
+    assert_eq!(
+        subscriber.gaps(),
+        &salias::receive::Gaps::default(),
+        "a wrong gap was reported"
+    );
+}
+
+/// A sequence counter overwritten up to the hole's mark: the publisher takes the largest
+/// number, then refuses the next with `Corrupt`, writing nothing and holding nothing.
+#[test]
+fn a_sequence_counter_past_the_largest_number_is_an_error_for_the_publisher() {
+    let name = unique_name("hostile-seq-end");
+    let channel = OrderedMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let mut publisher = channel.publisher().unwrap();
+    let largest = raw.offsets.typed_hole_bit - 1;
+    raw.set_control(raw.offsets.sequence, largest);
+    publisher.offer(&Sample::new(0, 0)).unwrap();
+    let frame_word = u64::from_ne_bytes(raw.rings[raw.offsets.typed_frame_sequence..][..8].try_into().unwrap());
+    assert_eq!(frame_word, largest, "the largest number is a number, not a hole");
+    let pending = raw.offsets.publisher_slot + raw.offsets.progress_pending;
+    let pending_word = |raw: &Raw| u64::from_ne_bytes(raw.control[pending..][..8].try_into().unwrap());
+    let idle = pending_word(&raw);
+    for refused in [
+        publisher.offer(&Sample::new(0, 1)),
+        publisher
+            .offer_batch(&[Sample::new(0, 1), Sample::new(0, 2)])
+            .map(|_| ()),
+        publisher.publish_gap(3),
+    ] {
+        let what = fault_what(refused, PublishError::Corrupt, publisher.fault());
+        assert!(what.contains("past the largest"), "{what}");
+        assert_eq!(pending_word(&raw), idle, "the refused numbers are not held");
+    }
+    let written = u64::from_ne_bytes(raw.rings[80..88].try_into().unwrap());
+    assert_eq!(written, 0, "nothing was committed after the largest number");
 }
 
 /// A hole frame whose count was scribbled: past the numbers ever taken, or 0. Either is
@@ -330,7 +400,7 @@ fn forged_control_block_is_refused_at_connect() {
         FifoMpsc::<Sample>::connect(&name),
         Err(Error::VersionMismatch {
             found: 99,
-            supported: 9,
+            supported: 10,
             ..
         })
     ));

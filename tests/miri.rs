@@ -81,7 +81,7 @@ fn len_of(seq: u64) -> usize {
 #[test]
 fn a_tethered_subscriber_borrows_frames_the_publisher_does_not_touch() {
     let ring = HeapRing::new();
-    let shape = Shape::new(false, 8);
+    let shape = Shape::new(false, 8, None);
     let cursor = Arc::new(AtomicU64::new(0));
     let tail = Arc::new(AtomicU64::new(0));
     let publisher = {
@@ -132,7 +132,7 @@ fn a_tethered_subscriber_borrows_frames_the_publisher_does_not_touch() {
 #[test]
 fn a_lossy_copy_of_a_frame_being_overwritten_is_defined_and_never_accepted_torn() {
     let ring = HeapRing::new();
-    let shape = Shape::new(false, 8);
+    let shape = Shape::new(false, 8, None);
     // Whole words up to four lines: the sizes the publisher stores atomically.
     const LEN: usize = 64;
     let frame = shape.len(LEN) as u64;

@@ -86,7 +86,7 @@ fn the_only_publisher_takes_numbers_alone_until_a_second_one_joins() {
 #[test]
 fn a_publisher_joining_a_sole_taker_shares_the_numbers_without_a_duplicate() {
     const TEST: &str = "a_publisher_joining_a_sole_taker_shares_the_numbers_without_a_duplicate";
-    // Both rings hold all of their messages (96-byte frames in 8 MiB).
+    // Both rings hold all of their messages (80-byte frames in 8 MiB).
     const PER_PUBLISHER: u64 = 60_000;
     match role().as_deref() {
         Some("publisher") => {

@@ -244,7 +244,9 @@ impl Payload for Bytes {
 pub(crate) struct Frame<T: Payload, M: Mode>(core::marker::PhantomData<(fn() -> T, M)>);
 
 impl<T: Payload, M: Mode> Frame<T, M> {
-    pub(crate) const SHAPE: Shape = Shape::new(M::ORDERED, T::ALIGN);
+    /// The frames of a channel of `T`. Raw bytes have no length of their own, so this is a
+    /// raw channel's shape; a raw handle of a typed channel uses [`Frame::in_channel`].
+    pub(crate) const SHAPE: Shape = Shape::new(M::ORDERED, T::ALIGN, T::FIXED_LEN);
     /// Frames start at multiples of this; at least 8 so the commit word is always aligned.
     pub(crate) const ALIGN: usize = Self::SHAPE.align();
     /// Offset of the payload from the frame start.
@@ -254,6 +256,27 @@ impl<T: Payload, M: Mode> Frame<T, M> {
     #[inline(always)]
     pub(crate) const fn len(payload: usize) -> usize {
         Self::SHAPE.len(payload)
+    }
+
+    /// The frames a handle of `T` reads and writes in a channel whose messages are all
+    /// `channel_fixed_len` bytes (a typed channel) or of any length: `T`'s own for a
+    /// message type (the channel's, which the handle's connection checked); for raw bytes
+    /// the channel's, since an Ordered frame of a typed channel stores no length (a FIFO
+    /// frame always stores it: the same shape either way).
+    pub(crate) const fn in_channel(channel_fixed_len: Option<usize>) -> Shape {
+        Self::known_or(Shape::new(M::ORDERED, T::ALIGN, channel_fixed_len))
+    }
+
+    /// [`Frame::SHAPE`] where it is all a handle can meet (a message type, or FIFO: a
+    /// constant the hot paths fold in), else `in_channel`, the shape a raw handle was
+    /// given when it connected.
+    #[inline(always)]
+    pub(crate) const fn known_or(in_channel: Shape) -> Shape {
+        if T::FIXED_LEN.is_some() || !M::ORDERED {
+            Self::SHAPE
+        } else {
+            in_channel
+        }
     }
 }
 

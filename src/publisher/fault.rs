@@ -3,7 +3,6 @@
 
 use super::Publisher;
 use crate::kind::Topology;
-use crate::message::Frame;
 use crate::message::Payload;
 
 impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
@@ -36,13 +35,13 @@ impl<T: Payload, M: crate::kind::GlobalOrder, K: Topology> Publisher<T, M, K> {
 
     /// Takes the next sequence number into a reserved frame and leaves it uncommitted.
     pub(super) fn take_sequence_uncommitted(&mut self) {
-        let frame = Frame::<T, M>::len(T::FIXED_LEN.unwrap_or(0)) as u64;
+        let frame = self.shape().len(T::FIXED_LEN.unwrap_or(0)) as u64;
         // Wait out backpressure: holding no number would leave no gap to report.
         let pos = match self.block(None, |p| p.reserve(frame)) {
             Ok(pos) => pos,
             Err(e) => panic!("fault injection could not reserve a frame: {e}"),
         };
-        self.take_sequence(1);
+        self.take_sequence_unchecked(1);
         self.ring.write_len(pos, 0xdead);
     }
 }

@@ -38,6 +38,7 @@ use crate::protocol;
 use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy, Waiter};
+use crate::wire::frame::Shape;
 use crate::wire::layout::{Progress, ShmPtr, SingleUser, WakeWord};
 use crate::wire::ring::{Ring, Writable};
 
@@ -73,6 +74,9 @@ pub struct Publisher<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     /// subscribers read, may reach (`refresh_limit`).
     frontier_step: u64,
     max_len: usize,
+    /// The frames of a raw publisher (`Frame::in_channel`); a typed one uses its type's,
+    /// known at compile time (`shape`).
+    raw_shape: Shape,
     progress: ShmPtr<Progress>,
     wake: ShmPtr<WakeWord>,
     /// The line this publisher sleeps on while it waits for room.
@@ -126,6 +130,13 @@ struct WriteState {
 }
 
 impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
+    /// The frames this publisher writes: a constant for a message type and for FIFO; a raw
+    /// publisher's Ordered frames depend on whether the channel is typed (`Frame::in_channel`).
+    #[inline(always)]
+    pub(super) fn shape(&self) -> Shape {
+        Frame::<T, M>::known_or(self.raw_shape)
+    }
+
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         shared.check_health()?;
         let recheck = K::FANOUT.then_some(crate::readiness::FANOUT_ROOM_RECHECK);
@@ -136,7 +147,8 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         )?;
         let barrier_reaches_us = crate::platform::register_fast_side();
         let release_slot = |shared: &Shared| protocol::release_slot(&shared.publisher_slot(slot).holder.token);
-        let tail = match shared.recover_tail(slot, Frame::<T, M>::SHAPE) {
+        let raw_shape = Frame::<T, M>::in_channel(shared.fixed_len);
+        let tail = match shared.recover_tail(slot, raw_shape) {
             Ok(tail) => tail,
             Err(e) => {
                 release_slot(&shared);
@@ -178,6 +190,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
             window: shared.window as u64,
             frontier_step: shared.frontier_step(),
             max_len: shared.max_message_len,
+            raw_shape,
             progress,
             wake,
             room,

@@ -9,7 +9,6 @@ use crate::error::Result;
 use crate::handle_error::PublishError;
 use crate::kind::{Mode, Topology};
 use crate::message::Bytes;
-use crate::message::Frame;
 
 impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     pub(super) fn check_len(&self, len: usize) -> Result<(), PublishError> {
@@ -49,7 +48,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         self.check_len(bytes.len())?;
         self.publish(
             1,
-            Frame::<Bytes, M>::len(bytes.len()) as u64,
+            self.shape().len(bytes.len()) as u64,
             |_| bytes,
             PayloadCopy::CommitLineLast,
         )
@@ -69,7 +68,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         for (i, message) in messages.iter().enumerate() {
             let len = message.as_ref().len();
             self.check_len(len)?;
-            let frame = Frame::<Bytes, M>::len(len) as u64;
+            let frame = self.shape().len(len) as u64;
             if count == i && frames + frame <= room {
                 (count, frames) = (count + 1, frames + frame);
             }
@@ -81,7 +80,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
             let room = self.hot.limit.saturating_sub(self.hot.tail);
             (count, frames) = (0, 0);
             for message in messages {
-                let frame = Frame::<Bytes, M>::len(message.as_ref().len()) as u64;
+                let frame = self.shape().len(message.as_ref().len()) as u64;
                 if frames + frame > room {
                     break;
                 }
@@ -90,7 +89,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
         }
         if count == 0 {
             // None fit: publishing one reports the backpressure.
-            (count, frames) = (1, Frame::<Bytes, M>::len(messages[0].as_ref().len()) as u64);
+            (count, frames) = (1, self.shape().len(messages[0].as_ref().len()) as u64);
         }
         // Sliced to what is published, so indexing it inside the loop needs no bounds check.
         let messages = &messages[..count];
@@ -136,7 +135,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
                 size: size as u32,
             });
         }
-        let frame = Frame::<Bytes, M>::len(size) as u64;
+        let frame = self.shape().len(size) as u64;
         // When none fit, publishing one reports the backpressure.
         let count = self.room_for(frame, messages.len() / size)?.max(1);
         let messages = &messages[..count * size];
@@ -172,7 +171,7 @@ impl<M: Mode, K: Topology> Publisher<Bytes, M, K> {
     /// ```
     pub fn claim(&mut self, len: usize) -> Result<ClaimBytes<'_, M, K>, PublishError> {
         self.check_len(len)?;
-        let pos = self.reserve(Frame::<Bytes, M>::len(len) as u64)?;
+        let pos = self.reserve(self.shape().len(len) as u64)?;
         Ok(ClaimBytes {
             pos,
             len,
@@ -235,7 +234,7 @@ impl<M: Mode, K: Topology> ClaimBytes<'_, M, K> {
                 expected: fixed as u32,
             });
         }
-        let sequence = self.publisher.take_sequence(1);
+        let sequence = self.publisher.take_sequence(1)?;
         // SAFETY: the frame this claim reserved, `len` ≤ its reserved length, not
         // committed; the claim is consumed, so nothing references it any more.
         unsafe { self.publisher.commit_frame(self.pos, len, sequence) };
@@ -263,7 +262,7 @@ impl<M: Mode, K: Topology> Deref for ClaimBytes<'_, M, K> {
         unsafe {
             self.publisher
                 .ring
-                .payload_mut(self.pos, Frame::<Bytes, M>::SHAPE, self.len)
+                .payload_mut(self.pos, self.publisher.shape(), self.len)
         }
     }
 }
@@ -274,7 +273,7 @@ impl<M: Mode, K: Topology> DerefMut for ClaimBytes<'_, M, K> {
         unsafe {
             self.publisher
                 .ring
-                .payload_mut(self.pos, Frame::<Bytes, M>::SHAPE, self.len)
+                .payload_mut(self.pos, self.publisher.shape(), self.len)
         }
     }
 }

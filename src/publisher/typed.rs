@@ -183,8 +183,15 @@ pub struct Claim<'a, T: Message, M: Mode, K: Topology> {
 
 impl<T: Message, M: Mode, K: Topology> Claim<'_, T, M, K> {
     /// Publishes the message (taking its global sequence number now, in Ordered mode).
+    ///
+    /// In Ordered mode a channel whose shared sequence counter was overwritten past the
+    /// largest number publishes nothing, as if the claim were dropped:
+    /// [`Publisher::fault`] says why, and the next offer returns
+    /// [`PublishError::Corrupt`](crate::PublishError::Corrupt).
     pub fn commit(self) {
-        let sequence = self.publisher.take_sequence(1);
+        let Ok(sequence) = self.publisher.take_sequence(1) else {
+            return;
+        };
         // SAFETY: the frame this claim reserved, written through it and not committed;
         // the claim is consumed, so nothing references it any more.
         unsafe { self.publisher.commit_frame(self.pos, self.len, sequence) };

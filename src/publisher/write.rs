@@ -7,7 +7,7 @@ use super::Publisher;
 use crate::error::Result;
 use crate::handle_error::{MAX_GAP, PublishError};
 use crate::kind::{GlobalOrder, Mode, Topology};
-use crate::message::{Frame, Payload};
+use crate::message::Payload;
 use crate::protocol;
 use crate::wait;
 use crate::wire::frame;
@@ -57,12 +57,36 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
 
     /// Takes `count` consecutive global sequence numbers (Ordered mode), returning the
     /// first. Taken only once the frames' room is reserved, so a refused offer never
-    /// leaves a hole in the sequence.
+    /// leaves a hole in the sequence. Numbers past `MAX_SEQUENCE` (a frame could not
+    /// tell them from a hole's mark) are a corrupted counter: the publisher writes
+    /// nothing and clears its pending mark, so no subscriber waits for them.
     #[inline(always)]
-    pub(super) fn take_sequence(&self, count: u64) -> u64 {
+    pub(super) fn take_sequence(&mut self, count: u64) -> Result<u64, PublishError> {
         if !M::ORDERED {
-            return 0;
+            return Ok(0);
         }
+        let first = self.take_sequence_unchecked(count);
+        if first > frame::MAX_SEQUENCE + 1 - count {
+            return Err(self.sequence_exhausted(first, count));
+        }
+        Ok(first)
+    }
+
+    /// The error of numbers `first..first + count` taken past `MAX_SEQUENCE`.
+    #[cold]
+    #[inline(never)]
+    fn sequence_exhausted(&mut self, first: u64, count: u64) -> PublishError {
+        protocol::clear_pending(&self.progress.get().pending);
+        let what = format!(
+            "the channel's sequence counter gave numbers {first} to {} past the largest, {}: it was overwritten",
+            first.wrapping_add(count - 1),
+            frame::MAX_SEQUENCE
+        );
+        self.fault.corrupt(&self.shared, what).into()
+    }
+
+    #[inline(always)]
+    pub(super) fn take_sequence_unchecked(&self, count: u64) -> u64 {
         let progress = self.progress.get();
         let alone = match self.taking {
             protocol::Taking::Alone(tag) => tag,
@@ -89,9 +113,9 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
     #[inline(always)]
     pub(super) unsafe fn commit_frame(&mut self, pos: u64, len: usize, sequence: u64) {
         // SAFETY: the caller's contract.
-        unsafe { self.ring.write_header(pos, Frame::<T, M>::SHAPE, len, sequence) };
+        unsafe { self.ring.write_header(pos, self.shape(), len, sequence) };
         protocol::commit_frame(self.ring.commit_word(pos), pos);
-        self.hot.tail = pos + Frame::<T, M>::len(len) as u64;
+        self.hot.tail = pos + self.shape().len(len) as u64;
         // Statistics, seeded from shared memory: wrapping, never a panic.
         self.hot.published = self.hot.published.wrapping_add(1);
     }
@@ -134,11 +158,11 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         if !per_frame {
             self.prefetch_ahead(start, start + frames);
         }
-        let first = self.take_sequence(count as u64);
+        let first = self.take_sequence(count as u64)?;
         // In a local: the frame writes go through raw pointers the compiler cannot tell
         // apart from `self`, so it would reload the view for every frame.
         let ring = self.ring;
-        let shape = Frame::<T, M>::SHAPE;
+        let shape = self.shape();
         // Write every frame first and commit them all after, in order: the commits then
         // land back to back on lines this core already owns, so a subscriber polling the
         // next commit word does not pull lines away while they are still being written.
@@ -146,7 +170,7 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         for i in 0..count {
             let bytes = message(i);
             if per_frame {
-                self.prefetch_ahead(pos, pos + Frame::<T, M>::len(bytes.len()) as u64);
+                self.prefetch_ahead(pos, pos + shape.len(bytes.len()) as u64);
             }
             match copy {
                 // SAFETY: the frames from `start` on, `frames` bytes in all, are reserved by
@@ -156,16 +180,16 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
                 // SAFETY: as above.
                 PayloadCopy::Plain => unsafe { ring.copy_payload(pos, shape, bytes) },
             }
-            // Wrapping: a hostile peer may have set the shared counter anywhere.
+            // The numbers `first..first + count` are at most MAX_SEQUENCE (`take_sequence`).
             // SAFETY: as above: frame `i` is reserved by this publisher, not committed.
-            unsafe { ring.write_header(pos, shape, bytes.len(), first.wrapping_add(i as u64)) };
-            pos += Frame::<T, M>::len(bytes.len()) as u64;
+            unsafe { ring.write_header(pos, shape, bytes.len(), first + i as u64) };
+            pos += shape.len(bytes.len()) as u64;
         }
         debug_assert_eq!(pos - start, frames, "the caller's frame bytes");
         let mut pos = start;
         for i in 0..count {
             protocol::commit_frame(ring.commit_word(pos), pos);
-            pos += Frame::<T, M>::len(message(i).len()) as u64;
+            pos += shape.len(message(i).len()) as u64;
         }
         self.hot.tail = pos;
         self.hot.published = self.hot.published.wrapping_add(count as u64);
@@ -226,11 +250,11 @@ impl<T: Payload, M: GlobalOrder, K: Topology> Publisher<T, M, K> {
         if count > MAX_GAP {
             return Err(PublishError::GapTooLarge { count });
         }
-        let len = Frame::<T, M>::len(frame::HOLE_LEN) as u64;
+        let len = self.shape().len(frame::HOLE_LEN) as u64;
         let pos = self.reserve(len)?;
-        let first = self.take_sequence(count);
+        let first = self.take_sequence(count)?;
         // SAFETY: the frame of `len` bytes just reserved, not yet committed.
-        unsafe { self.ring.write_hole(pos, Frame::<T, M>::SHAPE, first, count) };
+        unsafe { self.ring.write_hole(pos, self.shape(), first, count) };
         protocol::commit_frame(self.ring.commit_word(pos), pos);
         self.hot.tail = pos + len;
         // Not a message: `published` stays as it is.

@@ -143,9 +143,10 @@ impl Geometry {
     /// bytes) and the recorded ring size are what follows from it.
     pub(super) fn of_info(name: &str, info: &ChannelInfo, object_len: u64) -> Result<Geometry> {
         let corrupt = |what: String| Error::corrupt(name, what);
+        let typed = info.message_type.layout_hash != 0;
         let mode_header = match info.mode {
-            Fifo::ID => Fifo::HEADER_LEN,
-            Ordered::ID => Ordered::HEADER_LEN,
+            Fifo::ID => frame::mode_header_len(false, typed),
+            Ordered::ID => frame::mode_header_len(true, typed),
             mode => return Err(corrupt(format!("it declares mode {mode}"))),
         };
         if ![Mpsc::ID, Fanout::ID].contains(&info.topology) {
@@ -182,7 +183,7 @@ impl Geometry {
             header_len: round_up(mode_header, frame_align),
             huge_pages,
             tether_timeout_ns: info.tether_timeout_ns,
-            typed: info.message_type.layout_hash != 0,
+            typed,
         };
         let (max, window) = (geometry.max_message_len, info.publication_window);
         if window_problem(window, capacity, geometry.largest_frame() as u64).is_some() {
@@ -385,7 +386,8 @@ mod tests {
     use crate::region::object::RingStore;
     use crate::wire::frame::round_up;
 
-    fn kind(mode: u32, header: usize, topology: u32, fixed_len: Option<usize>) -> Kind<'static> {
+    fn kind(mode: u32, topology: u32, fixed_len: Option<usize>) -> Kind<'static> {
+        let header = crate::wire::frame::mode_header_len(mode == Ordered::ID, fixed_len.is_some());
         let (frame_align, fingerprint) = match fixed_len {
             Some(len) => {
                 let field = FieldLayout {
@@ -417,10 +419,10 @@ mod tests {
     fn a_recorded_geometry_reads_back_unchanged() {
         let name = "geometry-round-trip";
         let kinds = [
-            kind(Fifo::ID, Fifo::HEADER_LEN, Mpsc::ID, None),
-            kind(Ordered::ID, Ordered::HEADER_LEN, Mpsc::ID, Some(64)),
-            kind(Fifo::ID, Fifo::HEADER_LEN, Fanout::ID, Some(64)),
-            kind(Ordered::ID, Ordered::HEADER_LEN, Fanout::ID, None),
+            kind(Fifo::ID, Mpsc::ID, None),
+            kind(Ordered::ID, Mpsc::ID, Some(64)),
+            kind(Fifo::ID, Fanout::ID, Some(64)),
+            kind(Ordered::ID, Fanout::ID, None),
         ];
         for kind in kinds {
             let fanout = kind.topology == Fanout::ID;

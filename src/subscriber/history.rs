@@ -75,7 +75,7 @@ pub(crate) fn frame_before<T: Payload, M: Mode>(
     end: u64,
     lowest: u64,
 ) -> Option<(u64, RawHeader)> {
-    let shape = Frame::<T, M>::SHAPE;
+    let shape = Frame::<T, M>::in_channel(fixed_len);
     let align = shape.align() as u64;
     // A frame is at least an empty message's and at most the largest message's or a
     // hole's length; every start between is a multiple of the alignment.

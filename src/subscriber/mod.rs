@@ -25,11 +25,12 @@ use crossbeam_utils::CachePadded;
 use crate::error::{Error, Result, Role};
 use crate::fault::FaultRecord;
 use crate::kind::{Fifo, GlobalOrder, KindMarker, Mode, Mpsc, Topology};
-use crate::message::Payload;
+use crate::message::{Frame, Payload};
 use crate::protocol::{self};
 use crate::readiness::{Line, Readiness};
 use crate::region::Shared;
 use crate::wait::{Adaptive, WaitStrategy};
+use crate::wire::frame::Shape;
 use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION, SUBSCRIBER_LOSSY, SUBSCRIBER_TETHERED, ShmPtr, WakeWord};
 use crate::wire::ring::{FrameAt, ReadOnly, Ring};
 
@@ -158,6 +159,9 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
     capacity: u64,
     max_len: usize,
     fixed_len: Option<usize>,
+    /// The frames of a raw subscriber (`Frame::in_channel`); a typed one uses its type's,
+    /// known at compile time (`shape`).
+    raw_shape: Shape,
     release_every: u64,
     /// What every receive writes, on cache lines of its own (see `ReadState`).
     hot: CachePadded<ReadState>,
@@ -206,6 +210,13 @@ pub struct Subscriber<T: Payload, M: Mode = Fifo, K: Topology = Mpsc> {
 }
 
 impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// The frames this subscriber reads: a constant for a message type and for FIFO; a raw
+    /// subscriber's Ordered frames depend on whether the channel is typed (`Frame::in_channel`).
+    #[inline(always)]
+    pub(super) fn shape(&self) -> Shape {
+        Frame::<T, M>::known_or(self.raw_shape)
+    }
+
     /// Claims subscriber slot `slot`, or any free one. A fanout subscriber joins at the
     /// current end of every ring; an Mpsc subscriber resumes where the last one stopped.
     ///
@@ -240,6 +251,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             capacity: shared.capacity as u64,
             max_len: shared.max_message_len,
             fixed_len: shared.fixed_len,
+            raw_shape: Frame::<T, M>::in_channel(shared.fixed_len),
             release_every: (shared.window as u64 / 4).max(1),
             hot: CachePadded::new(ReadState {
                 current: Cell::new(0),

@@ -11,7 +11,7 @@ use super::{Next, Reader, RingCount, Subscriber};
 use crate::error::{Error, Result};
 use crate::handle_error::ReceiveError;
 use crate::kind::{Fanout, Mode, Topology};
-use crate::message::{Frame, Payload};
+use crate::message::Payload;
 use crate::protocol::{self, Head, RingHeads};
 use crate::wire::frame;
 use crate::wire::layout::{CURSOR_UNTETHERED, MAX_POSITION};
@@ -54,7 +54,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     fn count_at(&self, ring: usize) -> Option<u64> {
         let (position, count) = self.counts[ring].mark?;
         let frames = match self.fixed_len {
-            Some(fixed) => (self.readers[ring].head - position) / Frame::<T, M>::len(fixed) as u64,
+            Some(fixed) => (self.readers[ring].head - position) / self.shape().len(fixed) as u64,
             None => self.counts[ring].frames,
         };
         Some(count + frames)
@@ -129,7 +129,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             return Ok(None);
         }
         let frames = match self.fixed_len {
-            Some(fixed) => (to - from) / Frame::<T, M>::len(fixed) as u64,
+            Some(fixed) => (to - from) / self.shape().len(fixed) as u64,
             None => {
                 let mut frames = 0;
                 let mut pos = from;
@@ -138,8 +138,8 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                     if !protocol::is_committed(view.commit_word(pos), pos) {
                         return Ok(None); // overwritten under us (checked below), or torn
                     }
-                    let len = view.len_at(pos).min(self.max_len);
-                    pos += Frame::<T, M>::len(len) as u64;
+                    let len = view.len_at(pos, self.shape()).min(self.max_len);
+                    pos += self.shape().len(len) as u64;
                     frames += 1;
                 }
                 if pos != to {
@@ -179,7 +179,7 @@ impl<T: Payload, M: Mode> Subscriber<T, M, Fanout> {
         // check below catches. Every word is read atomically (`wire::ring`), so a racing
         // overwrite gives wrong values, which that check throws away, never a torn read of
         // a field or undefined behaviour.
-        let shape = Frame::<T, M>::SHAPE;
+        let shape = self.shape();
         let header = view.racing_header(head, shape);
         let hole = header.flags == frame::FLAG_HOLE && header.len == frame::HOLE_LEN;
         let lost = if hole { frame.hole_count(shape) } else { 0 };

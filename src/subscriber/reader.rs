@@ -30,8 +30,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             return Ok(None);
         }
         // The commit, loaded with Acquire, made the header visible.
-        let header = frame.header(Frame::<T, M>::SHAPE);
-        let lost = || frame.hole_count(Frame::<T, M>::SHAPE);
+        let shape = self.shape();
+        let header = frame.header(shape);
+        let lost = || frame.hole_count(shape);
         Ok(Some((self.checked_head(ring, header, lost)?, frame)))
     }
 
@@ -133,8 +134,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
 
     #[inline(always)]
     pub(super) fn move_head(&mut self, ring: usize, len: usize) {
+        let frame_len = self.shape().len(len) as u64;
         let reader = &mut self.readers[ring];
-        reader.head += Frame::<T, M>::len(len) as u64;
+        reader.head += frame_len;
         if K::FANOUT && !M::ORDERED && T::FIXED_LEN.is_none() {
             // Variable-size frames: what a lossy subscriber missed is counted from here.
             self.counts[ring].frames += 1;
@@ -231,7 +233,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     #[inline(always)]
     pub(super) unsafe fn payload(&self, next: Next) -> &[u8] {
         // SAFETY: the caller's contract is `FrameAt::payload`'s.
-        unsafe { next.frame.payload(Frame::<T, M>::SHAPE, next.len) }
+        unsafe { next.frame.payload(self.shape(), next.len) }
     }
 
     /// The payload of the frame `next` of a typed channel, as a `T`.

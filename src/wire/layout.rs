@@ -30,7 +30,7 @@ pub const MAX_SUBSCRIBERS: u32 = 64;
 /// First eight bytes of every control object.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"SALIAS\0\x01");
 /// Bumped whenever anything in this file changes meaning.
-pub(crate) const LAYOUT_VERSION: u32 = 9;
+pub(crate) const LAYOUT_VERSION: u32 = 10;
 /// `ChannelInfo::wake_protocol` of the Linux layer: a sleeper takes an expedited
 /// membarrier, so publishers look for sleepers behind a compiler fence only.
 pub(crate) const WAKE_BY_BARRIER: u32 = 1;
@@ -394,9 +394,15 @@ pub struct RawOffsets {
     pub cursors: usize,
     pub cursor_size: usize,
     pub frame_len: usize,
+    /// The sequence of an Ordered frame of a raw channel.
     pub frame_sequence: usize,
-    /// Where the payload of an Ordered frame of an 8-aligned type starts (a hole
-    /// frame's count).
+    /// The sequence word (the number, and the hole's mark) of an Ordered frame of a typed
+    /// channel.
+    pub typed_frame_sequence: usize,
+    /// The hole's mark in that word.
+    pub typed_hole_bit: u64,
+    /// Where the payload of an Ordered frame of a typed channel of an 8-aligned type
+    /// starts (a hole frame's count).
     pub ordered_payload: usize,
     pub len: usize,
 }
@@ -430,7 +436,9 @@ impl RawOffsets {
             cursor_size: size_of::<Cursor>(),
             frame_len: super::frame::LEN_OFFSET,
             frame_sequence: super::frame::SEQ_OFFSET,
-            ordered_payload: super::frame::Shape::new(true, 8).header(),
+            typed_frame_sequence: super::frame::TYPED_SEQ_OFFSET,
+            typed_hole_bit: super::frame::HOLE_BIT,
+            ordered_payload: super::frame::Shape::new(true, 8, Some(8)).header(),
             len: layout.len,
         }
     }

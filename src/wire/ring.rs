@@ -10,11 +10,12 @@
 //!
 //! - commit words: only atomically, by everyone (`commit_word`, whose orderings are
 //!   `crate::protocol::ring`'s);
-//! - headers: stored as two atomic words (the length and flags as one `u64`, the sequence
-//!   as another; `Relaxed`, as the commit word orders them). A tethered reader loads the
-//!   fields one by one, ordered after the commit (`header`); a lossy reader, which may race
-//!   an overwrite, loads the same `u64` (`racing_header`), so it reads some value, never a
-//!   torn field or undefined behaviour;
+//! - headers: stored as atomic words (the length and flags as one `u64`, the sequence as
+//!   another; a typed channel's Ordered frame has only its sequence word; `Relaxed`, as
+//!   the commit word orders them). A tethered reader loads the fields one by one, ordered
+//!   after the commit (`header`); a lossy reader, which may race an overwrite, loads the
+//!   same `u64`s (`racing_header`), so it reads some value, never a torn field or
+//!   undefined behaviour;
 //! - payloads a tethered subscriber holds: through a reference (`payload`, `payload_as`),
 //!   valid because no publisher rewrites a frame before every subscriber released it;
 //! - payloads a lossy subscriber copies: word by word with atomic loads (`copy_out`),
@@ -29,7 +30,10 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use super::frame::{self, FLAG_HOLE, FLAGS_OFFSET, HOLE_LEN, LEN_OFFSET, MAX_ALIGN, RawHeader, SEQ_OFFSET, Shape};
+use super::frame::{
+    self, FLAG_HOLE, FLAGS_OFFSET, HOLE_BIT, HOLE_LEN, LEN_OFFSET, MAX_ALIGN, RawHeader, SEQ_OFFSET, Shape,
+    TYPED_SEQ_OFFSET,
+};
 
 mod sealed {
     pub trait Sealed {}
@@ -182,6 +186,9 @@ impl<A: Access> Ring<A> {
     /// values are thrown away unless the frontier says the frame was not overwritten.
     #[inline(always)]
     pub fn racing_header(&self, pos: u64, shape: Shape) -> RawHeader {
+        if let Some(len) = shape.implied_len() {
+            return frame::typed_ordered_header(self.word(pos, TYPED_SEQ_OFFSET).load(Ordering::Relaxed), len);
+        }
         let (len, flags) = frame::split_len_and_flags(self.word(pos, LEN_OFFSET).load(Ordering::Relaxed));
         if shape.ordered() {
             RawHeader {
@@ -250,8 +257,7 @@ impl<A: Access> Ring<A> {
             if !committed(self.commit_word(tail), tail) {
                 break;
             }
-            let (len, flags) = frame::split_len_and_flags(self.word(tail, LEN_OFFSET).load(Ordering::Relaxed));
-            let len = len as usize;
+            let RawHeader { len, flags, .. } = self.racing_header(tail, shape);
             let fits = match flags {
                 FLAG_HOLE => len == HOLE_LEN,
                 _ => len <= max_len,
@@ -264,10 +270,10 @@ impl<A: Access> Ring<A> {
         tail
     }
 
-    /// The length field of the committed frame at `pos`, to be validated.
+    /// The length of the committed frame at `pos` as its header gives it, to be validated.
     #[inline(always)]
-    pub fn len_at(&self, pos: u64) -> usize {
-        frame::split_len_and_flags(self.word(pos, LEN_OFFSET).load(Ordering::Relaxed)).0 as usize
+    pub fn len_at(&self, pos: u64, shape: Shape) -> usize {
+        self.racing_header(pos, shape).len
     }
 }
 
@@ -281,7 +287,7 @@ impl<A: Access> FrameAt<A> {
         // SAFETY: the frame start is 8-aligned and at most `capacity - 8` into the first
         // view (`Ring::frame`), so `offset` ≤ MAX_ALIGN + 8 ≤ capacity + 8 keeps the word
         // inside the double view, and 8-aligned (`offset` is a multiple of 8 at every call:
-        // LEN_OFFSET, SEQ_OFFSET or a shape's header). Every process accesses these words
+        // LEN_OFFSET (= TYPED_SEQ_OFFSET), SEQ_OFFSET or a shape's header). Every process accesses these words
         // atomically only, so a shared reference to an atomic is what they are.
         unsafe { AtomicU64::from_ptr(at.cast()) }
     }
@@ -311,6 +317,9 @@ impl<A: Access> FrameAt<A> {
     /// reader that may race an overwrite uses [`Ring::racing_header`].
     #[inline(always)]
     pub fn header(&self, shape: Shape) -> RawHeader {
+        if let Some(len) = shape.implied_len() {
+            return frame::typed_ordered_header(self.word(TYPED_SEQ_OFFSET).load(Ordering::Relaxed), len);
+        }
         let len = self.half_word(LEN_OFFSET).load(Ordering::Relaxed) as usize;
         if shape.ordered() {
             RawHeader {
@@ -388,13 +397,19 @@ impl Ring<Writable> {
     }
 
     /// Writes the header of the frame at `pos` (length, flags 0, and in Ordered mode its
-    /// sequence number); the commit word stays as it is.
+    /// sequence number, below `HOLE_BIT`; a typed channel's Ordered frame only the
+    /// sequence); the commit word stays as it is.
     ///
     /// # Safety
     /// The frame at `pos` must be reserved by this publisher and not yet committed, so no
     /// subscriber references it.
     #[inline(always)]
     pub unsafe fn write_header(self, pos: u64, shape: Shape, len: usize, sequence: u64) {
+        if shape.implied_len().is_some() {
+            debug_assert!(sequence & HOLE_BIT == 0 && Some(len) == shape.implied_len());
+            self.word(pos, TYPED_SEQ_OFFSET).store(sequence, Ordering::Relaxed);
+            return;
+        }
         self.word(pos, LEN_OFFSET)
             .store(frame::len_and_flags(len as u32, 0), Ordering::Relaxed);
         if shape.ordered() {
@@ -408,9 +423,14 @@ impl Ring<Writable> {
     /// # Safety
     /// As for [`Ring::write_header`], for a frame of `shape.len(HOLE_LEN)` bytes.
     pub unsafe fn write_hole(self, pos: u64, shape: Shape, first: u64, count: u64) {
-        self.word(pos, LEN_OFFSET)
-            .store(frame::len_and_flags(HOLE_LEN as u32, FLAG_HOLE), Ordering::Relaxed);
-        self.word(pos, SEQ_OFFSET).store(first, Ordering::Relaxed);
+        if shape.implied_len().is_some() {
+            self.word(pos, TYPED_SEQ_OFFSET)
+                .store(first | HOLE_BIT, Ordering::Relaxed);
+        } else {
+            self.word(pos, LEN_OFFSET)
+                .store(frame::len_and_flags(HOLE_LEN as u32, FLAG_HOLE), Ordering::Relaxed);
+            self.word(pos, SEQ_OFFSET).store(first, Ordering::Relaxed);
+        }
         self.word(pos, shape.header()).store(count, Ordering::Relaxed);
     }
 
@@ -526,7 +546,7 @@ mod tests {
     fn a_header_written_reads_back_and_fifo_ignores_flags() {
         let mut pages = [Pages([0; 4096]), Pages([0; 4096])];
         let ring = ring(&mut pages);
-        let ordered = Shape::new(true, 8);
+        let ordered = Shape::new(true, 8, None);
         // SAFETY: the test is the only user of the memory.
         unsafe { ring.write_header(4088, ordered, 42, 7) };
         assert_eq!(
@@ -548,15 +568,52 @@ mod tests {
             }
         );
         assert_eq!(ring.frame(64).hole_count(ordered), 3);
-        let fifo = Shape::new(false, 8);
+        let fifo = Shape::new(false, 8, None);
         assert_eq!(ring.frame(64).header(fifo).flags, 0, "FIFO reads no flags");
+    }
+
+    #[test]
+    fn a_typed_ordered_header_is_its_sequence_word_and_reads_as_the_header_it_stands_for() {
+        let mut pages = [Pages([0; 4096]), Pages([0; 4096])];
+        let ring = ring(&mut pages);
+        let typed = Shape::new(true, 8, Some(64));
+        assert_eq!((typed.header(), typed.len(64), typed.len(HOLE_LEN)), (16, 80, 32));
+        // SAFETY: the test is the only user of the memory.
+        unsafe { ring.write_header(4080, typed, 64, 7) };
+        let message = RawHeader {
+            len: 64,
+            sequence: 7,
+            flags: 0,
+        };
+        assert_eq!(ring.frame(4080).header(typed), message);
+        assert_eq!(ring.read_only().racing_header(4080, typed), message);
+        assert_eq!(
+            ring.word(4080, TYPED_SEQ_OFFSET).load(Ordering::Relaxed),
+            7,
+            "no length stored"
+        );
+        // SAFETY: as above.
+        unsafe { ring.write_hole(96, typed, 9, 3) };
+        let hole = RawHeader {
+            len: HOLE_LEN,
+            sequence: 9,
+            flags: FLAG_HOLE,
+        };
+        assert_eq!(ring.frame(96).header(typed), hole);
+        assert_eq!(ring.read_only().racing_header(96, typed), hole);
+        assert_eq!(ring.frame(96).hole_count(typed), 3);
+        assert_eq!(ring.read_only().len_at(96, typed), HOLE_LEN);
+        // The number itself never has the hole's mark: the largest one reads as a message.
+        // SAFETY: as above.
+        unsafe { ring.write_header(4080, typed, 64, frame::MAX_SEQUENCE) };
+        assert_eq!(ring.frame(4080).header(typed).flags, 0);
     }
 
     #[test]
     fn payloads_round_trip_across_the_ring_end_and_copies_stay_in_bounds() {
         let mut pages = [Pages([0; 4096]), Pages([0; 4096])];
         let ring = ring(&mut pages);
-        let shape = Shape::new(false, 8);
+        let shape = Shape::new(false, 8, None);
         for len in [8, 13, 64, 256, 300] {
             let src: Vec<u8> = (0..len).map(|i| i as u8).collect();
             let pos = 4096 - 16;
