@@ -496,11 +496,10 @@ impl<M: Mode, K: Topology> Channel<Bytes, M, K> {
     /// which a type aligned to at most `MAX_DESCRIBED_ALIGN` shares with its derived twin.
     fn described_kind(message_type: &MessageType) -> Kind<'_> {
         const { assert!(Frame::<Bytes, M>::ALIGN >= crate::message::MAX_DESCRIBED_ALIGN) };
-        let shape = Frame::<Bytes, M>::in_channel(Some(message_type.size()));
         Kind {
             fixed_len: Some(message_type.size()),
-            frame_align: shape.align(),
-            header_len: shape.header(),
+            // A typed channel's frames: no length field in Ordered mode.
+            header_len: Frame::<Bytes, M>::in_channel(Some(message_type.size())).header(),
             fingerprint: message_type.fingerprint(),
             type_name: message_type.name(),
             fields: Fields::Described(message_type.fields()),

@@ -287,8 +287,9 @@ impl<A: Access> FrameAt<A> {
         // SAFETY: the frame start is 8-aligned and at most `capacity - 8` into the first
         // view (`Ring::frame`), so `offset` ≤ MAX_ALIGN + 8 ≤ capacity + 8 keeps the word
         // inside the double view, and 8-aligned (`offset` is a multiple of 8 at every call:
-        // LEN_OFFSET (= TYPED_SEQ_OFFSET), SEQ_OFFSET or a shape's header). Every process accesses these words
-        // atomically only, so a shared reference to an atomic is what they are.
+        // LEN_OFFSET (= TYPED_SEQ_OFFSET), SEQ_OFFSET or a shape's header). Every process
+        // accesses these words atomically only, so a shared reference to an atomic is what
+        // they are.
         unsafe { AtomicU64::from_ptr(at.cast()) }
     }
 

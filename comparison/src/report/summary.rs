@@ -137,9 +137,10 @@ fn throughput(plan: &Plan, results: &[Vec<Run>]) {
             (s.system, s.publishers, s.param) == (system, 1, ring) && matches!(s.api, Api::Offer | Api::Batch)
         })
     };
+    // salias's default ring: the size the other setups run at, left unnamed in the ratios.
+    let default_ring = find(System::Salias, Api::Offer, 1).map(|i| plan.setups[i].param);
     let mut ring_pairs = Vec::new();
-    if let Some(salias) = find(System::Salias, Api::Offer, 1) {
-        let small = plan.setups[salias].param;
+    if let Some(small) = default_ring {
         let mut larger: Vec<u64> = plan
             .setups
             .iter()
@@ -172,7 +173,6 @@ fn throughput(plan: &Plan, results: &[Vec<Run>]) {
         let s = &plan.setups[i];
         let shape = format!("{}P{}S", s.publishers, s.subscribers);
         // Rings other than salias's default are named: the ring-size pairs.
-        let default_ring = find(System::Salias, Api::Offer, 1).map(|i| plan.setups[i].param);
         if plan.headline || s.system != System::Aeron && Some(s.param) != default_ring {
             format!(
                 "{} {shape} {} MiB {}",
