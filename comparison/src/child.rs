@@ -8,7 +8,9 @@ use support::barrier::Barrier;
 use support::cores::pin;
 
 use crate::baselines::{latency, spsc};
+use crate::message::Msg64;
 use crate::roles::{Params, ROLE};
+use crate::setup::Api;
 use crate::transport::Transport;
 use crate::transports::aeron::AeronIpc;
 use crate::transports::iceoryx2::{self as ice, Iceoryx2};
@@ -35,11 +37,17 @@ pub fn child(role: &str) -> Result<(), Box<dyn Error>> {
         ("iceoryx2", role) => play::<Iceoryx2>(role, &a, b).ok_or_else(unknown)?,
         ("spsc-floor", "publisher") => {
             let ring = spsc::Ring::open(&a);
-            throughput::publish(&a, b, ring.publisher(&a));
+            match a.api {
+                Some(Api::FrameBatch) => throughput::publish(&a, b, ring.publisher::<spsc::FrameSlot>(&a)),
+                _ => throughput::publish(&a, b, ring.publisher::<Msg64>(&a)),
+            }
         }
         ("spsc-floor", "subscriber") => {
             let ring = spsc::Ring::open(&a);
-            throughput::subscribe(&a, b, ring.subscriber());
+            match a.api {
+                Some(Api::FrameBatch) => throughput::subscribe(&a, b, ring.subscriber::<spsc::FrameSlot>()),
+                _ => throughput::subscribe(&a, b, ring.subscriber::<Msg64>()),
+            }
         }
         ("floor", "ping") => latency::floor_pinger(&a, b),
         ("floor", "pong") => latency::floor_ponger(&a, b),

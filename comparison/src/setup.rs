@@ -41,7 +41,7 @@ pub struct Setup {
 impl Setup {
     /// A setup of a single-message API, or of a batching one with [`BATCH`].
     pub fn new(system: System, api: Api, publishers: u32, messages: u64, param: u64) -> Setup {
-        let batch = if matches!(api, Api::OfferBatch | Api::Batch) {
+        let batch = if matches!(api, Api::OfferBatch | Api::Batch | Api::FrameBatch) {
             BATCH
         } else {
             1

@@ -292,6 +292,8 @@ class Picks:
         self.aeron_offer = data.cmp_key("aeron", "offer")
         self.ice_loan = data.cmp_key("iceoryx2", "loan_uninit")
         self.spsc = data.cmp_key("spsc-floor", "batch", batch, ring_bytes=data.default_ring)
+        # The floor in slots of salias's frame bytes: the same ring moving what salias moves.
+        self.spsc_frame = data.cmp_key("spsc-floor", "frame_batch", batch, ring_bytes=data.default_ring)
         # The larger rings the comparison ran both salias and the SPSC floor with: what the
         # ring size costs salias beside what it costs the machine itself.
         self.larger_rings = []
@@ -336,6 +338,10 @@ def headlines(data, picks):
     tp_ratio("Throughput, salias `offer` / iceoryx2 `loan_uninit` (1P1S)", picks.salias_offer, picks.ice_loan)
     tp_ratio(f"Throughput, salias batch {data.batch} / SPSC floor (1P1S)", picks.salias_batch, picks.spsc)
     tp_ratio("Throughput, salias `offer` / SPSC floor (1P1S)", picks.salias_offer, picks.spsc)
+    frame = "SPSC floor in slots of salias's frame bytes"
+    tp_ratio(f"Throughput, salias batch {data.batch} / {frame} (1P1S)", picks.salias_batch, picks.spsc_frame)
+    tp_ratio(f"Throughput, salias `offer` / {frame} (1P1S)", picks.salias_offer, picks.spsc_frame)
+    tp_ratio(f"Throughput, {frame} / SPSC floor (1P1S; what the frame header costs the machine)", picks.spsc_frame, picks.spsc)
     tp_ratio("Throughput, salias 2P1S `offer` / Aeron 2P1S `try_claim`", picks.salias_offer_2p, picks.aeron_claim_2p)
     small = size_text(picks.salias_offer.ring_bytes) if picks.salias_offer else ""
     for ring, salias, floor in picks.larger_rings:
@@ -396,6 +402,7 @@ def cmp_name(key):
         ("iceoryx2", "loan_uninit"): "iceoryx2 loan, spin retry",
         ("iceoryx2", "loan_uninit_block"): "iceoryx2 RetryUntilDelivered",
         ("spsc-floor", "batch"): f"SPSC floor (batch {key.batch})",
+        ("spsc-floor", "frame_batch"): f"SPSC floor, frame-sized slots (batch {key.batch})",
     }
     fallback = f"{key.system} {key.api}" + (f" {key.batch}" if key.batch != 1 else "")
     return names.get((key.system, key.api), fallback)

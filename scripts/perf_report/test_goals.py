@@ -38,6 +38,12 @@ def throughput(bench, rnd, per_s, ring=MIB, batch=1, size=64, kind="FifoMpsc"):
     }
 
 
+def cmp_run(system, api, batch, rnd, per_s):
+    """A comparison throughput record of `system`'s `api`."""
+    r = throughput("throughput", rnd, per_s, batch=batch)
+    return dict(r, system=system, api=api, buffer_messages=None)
+
+
 def openloop(system, rnd, load, p50, realtime=None):
     q = {"p50": p50, "p99": p50 * 10}
     r = {"bench": "openloop", "system": system, "round": rnd, "offered_per_s": load, "saturated": False, "total_ns": q}
@@ -169,19 +175,27 @@ class Goals(unittest.TestCase):
         self.assertTrue([h for h in compute.headlines(data, picks) if "2P1S" in h.what])
 
     def test_batch_below_single_offer_is_not_met(self):
-        def run(system, api, batch, rnd, per_s):
-            r = throughput("throughput", rnd, per_s, batch=batch)
-            return dict(r, system=system, api=api, buffer_messages=None)
-
         cmp = []
         for rnd in range(3):
-            cmp += [run("salias", "offer", 1, rnd, 147e6), run("salias", "offer_batch", 16, rnd, 135e6), run("spsc-floor", "batch", 16, rnd, 240e6)]
+            cmp += [cmp_run("salias", "offer", 1, rnd, 147e6), cmp_run("salias", "offer_batch", 16, rnd, 135e6), cmp_run("spsc-floor", "batch", 16, rnd, 240e6)]
         _, _, found = self.compute(cmp=cmp)
         never_below = found["offer_batch(16) never delivers less than single offer (1P1S)"]
         self.assertAlmostEqual(never_below.ratio[0], 135 / 147)
         self.assertEqual(goals.status(never_below), "not met")
         self.assertEqual(goals.status(found["offer_batch(16) delivers at least 0.8× the batched SPSC floor (1P1S)"]), "not met")
         self.assertEqual(goals.status(found["Single offer delivers at least 0.7× the batched SPSC floor (1P1S)"]), "not met")
+
+    def test_the_floor_in_frame_sized_slots_is_a_headline_beside_the_floor(self):
+        cmp = []
+        for rnd in range(3):
+            cmp += [cmp_run("salias", "offer", 1, rnd, 160e6), cmp_run("spsc-floor", "batch", 16, rnd, 220e6), cmp_run("spsc-floor", "frame_batch", 16, rnd, 190e6)]
+        data, picks, _ = self.compute(cmp=cmp)
+        heads = {h.what: h.ratio for h in compute.headlines(data, picks)}
+        frame = "SPSC floor in slots of salias's frame bytes"
+        self.assertAlmostEqual(heads[f"Throughput, salias `offer` / {frame} (1P1S)"][0], 160 / 190)
+        self.assertAlmostEqual(heads[f"Throughput, {frame} / SPSC floor (1P1S; what the frame header costs the machine)"][0], 190 / 220)
+        # The goals keep the floor of bare messages.
+        self.assertEqual(picks.spsc.api, "batch")
 
     def test_a_realtime_field_that_is_not_a_policy_is_refused(self):
         q = {p: 1 for p in ("p50", "p90", "p99", "p99.9", "p99.99", "max", "count")}

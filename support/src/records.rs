@@ -124,6 +124,9 @@ pub enum Api {
     LoanUninitBlock,
     /// The SPSC floor's batched publication.
     Batch,
+    /// The SPSC floor's batched publication in slots of salias's frame bytes (a 64-byte
+    /// message in an 80-byte slot): the bare ring moving what salias moves per message.
+    FrameBatch,
 }
 
 impl Api {
@@ -136,6 +139,7 @@ impl Api {
             Api::LoanUninit => "loan_uninit",
             Api::LoanUninitBlock => "loan_uninit_block",
             Api::Batch => "batch",
+            Api::FrameBatch => "frame_batch",
         }
     }
 }
@@ -474,8 +478,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            [Api::Offer, Api::TryClaim, Api::LoanUninit, Api::Batch].map(|a| serde_json::to_value(a).unwrap()),
-            ["offer", "try_claim", "loan_uninit", "batch"]
+            [Api::Offer, Api::TryClaim, Api::LoanUninit, Api::Batch, Api::FrameBatch]
+                .map(|a| serde_json::to_value(a).unwrap()),
+            ["offer", "try_claim", "loan_uninit", "batch", "frame_batch"]
         );
         assert_eq!(
             [

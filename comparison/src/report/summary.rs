@@ -126,6 +126,15 @@ fn throughput(plan: &Plan, results: &[Vec<Run>]) {
         ((System::Salias, Api::Offer, 1), (System::Iceoryx2, Api::LoanUninit, 1)),
         ((System::Salias, Api::Offer, 1), (System::SpscFloor, Api::Batch, 1)),
         ((System::Salias, Api::OfferBatch, 1), (System::SpscFloor, Api::Batch, 1)),
+        ((System::Salias, Api::Offer, 1), (System::SpscFloor, Api::FrameBatch, 1)),
+        (
+            (System::Salias, Api::OfferBatch, 1),
+            (System::SpscFloor, Api::FrameBatch, 1),
+        ),
+        (
+            (System::SpscFloor, Api::FrameBatch, 1),
+            (System::SpscFloor, Api::Batch, 1),
+        ),
         ((System::Salias, Api::OfferBatch, 1), (System::Aeron, Api::TryClaim, 1)),
         ((System::Salias, Api::Offer, 2), (System::Aeron, Api::TryClaim, 2)),
         ((System::Salias, Api::Offer, 2), (System::Iceoryx2, Api::LoanUninit, 2)),
