@@ -30,6 +30,11 @@
 //! ```
 //!
 //! (`rustix_use_libc`: rustix's raw auxv reader does not run under valgrind.)
+//!
+//! Each workload is a function of its own, never inlined into `main`: inlined there, a
+//! change to the typed subscriber moved the raw workloads' counts, whose code it did not
+//! touch, by up to 10 instructions a message (`main`'s registers allocated differently;
+//! doc/performance-notes.md).
 
 use clap::{Parser, ValueEnum};
 use salias::{
@@ -112,7 +117,6 @@ fn config(name: &str, ring: Option<usize>) -> Config {
 }
 
 /// `offer` + `try_recv` on FIFO, then on Ordered; returns the sum of the sequence numbers.
-/// Not inlined into `main`, so its loop compiles as it did when it was all of `main`.
 #[inline(never)]
 fn pair(name: &str, rounds: u64) -> u64 {
     let fifo = FifoMpsc::<Tick>::create(&Config::new(name)).unwrap();
@@ -131,6 +135,7 @@ fn pair(name: &str, rounds: u64) -> u64 {
 }
 
 /// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `drain`.
+#[inline(never)]
 fn typed<M: Mode>(config: &Config, rounds: u64, batched: bool) -> u64 {
     let channel = Channel::<Tick, M, Mpsc>::create(config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Tick, M>, Subscriber<Tick, M>) =
@@ -159,6 +164,7 @@ fn typed<M: Mode>(config: &Config, rounds: u64, batched: bool) -> u64 {
 
 /// 16 raw frames of `size` bytes a round (the sequence number in their first bytes, as
 /// many as fit), by `offer`s or one `offer_batch`, received by one `drain`.
+#[inline(never)]
 fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u64 {
     let channel = RawFifoMpsc::create(&config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Bytes>, Subscriber<Bytes>) =
@@ -192,6 +198,7 @@ fn raw(config: Config<RawChannel>, rounds: u64, size: usize, batched: bool) -> u
 
 /// 16 typed messages a round by `offer`s on a Fanout channel, received by a tethered
 /// subscriber's `drain` and by a lossy subscriber's `try_recv`s, which keep up (no loss).
+#[inline(never)]
 fn fanout(config: &Config, rounds: u64) -> u64 {
     let channel = FifoFanout::<Tick>::create(config).unwrap();
     let mut tethered = channel.subscriber().unwrap();
