@@ -34,6 +34,7 @@ pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
         busy_processes: setup.busy_processes(),
         oversubscribed: oversubscribed(setup.busy_processes()),
         state: run.state,
+        messages_per_drain: run.messages_per_drain,
     }
 }
 
@@ -56,12 +57,13 @@ pub fn pingpong_record(
 }
 
 /// A section's table: per setup, the median [min, max] over the rounds of the published
-/// and delivered rates, the delivered bytes, the median refused share and the placement;
-/// runs with more busy processes than cores are marked.
+/// and delivered rates, the delivered bytes, the median refused share, the median messages
+/// a `drain` found (256 at most: the subscriber stayed behind; a few: it caught up) and the
+/// placement; runs with more busy processes than cores are marked.
 pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
     println!(
-        "\n{title:<42} {:>24} {:>24} {:>8} {:>9}  placement (role@core)",
-        "published M/s med [min,max]", "delivered M/s med [min,max]", "GB/s", "refused"
+        "\n{title:<42} {:>24} {:>24} {:>8} {:>9} {:>9}  placement (role@core)",
+        "published M/s med [min,max]", "delivered M/s med [min,max]", "GB/s", "refused", "per drain"
     );
     for (setup, runs) in setups.iter().zip(results) {
         let (Some(p), Some(d), Some(refused)) = (
@@ -71,6 +73,8 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
         ) else {
             continue;
         };
+        let counted: Vec<f64> = runs.iter().filter_map(|r| r.messages_per_drain).collect();
+        let per_drain = Spread::of(&counted).map_or_else(|| "-".to_owned(), |s| format!("{:.1}", s.median));
         let busy = setup.busy_processes();
         let marker = if oversubscribed(busy) {
             format!("  OVERSUBSCRIBED: {busy} busy processes on {} cores", cores())
@@ -78,7 +82,7 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
             String::new()
         };
         println!(
-            "{:<42} {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} {:>8.2}%  {}{marker}",
+            "{:<42} {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} {:>8.2}% {per_drain:>9}  {}{marker}",
             setup.label(),
             p.median,
             p.min,

@@ -169,7 +169,7 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: 
     let barrier = open_barrier(name);
     let total = setup.messages * setup.publishers as u64;
     let mut next = vec![0u64; setup.publishers as usize];
-    let (mut received, mut checksum, mut next_sequence) = (0u64, 0u64, 0u64);
+    let (mut received, mut checksum, mut next_sequence, mut drains) = (0u64, 0u64, 0u64, 0u64);
     barrier.arrive_and_wait();
     let started = now_ns();
     while received < total {
@@ -189,12 +189,18 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: 
         received += polled;
         if polled == 0 {
             setup.backoff.back_off();
+        } else {
+            drains += 1;
         }
     }
     let elapsed_ns = now_ns() - started;
     let expected = setup.publishers as u64 * (setup.messages * (setup.messages - 1) / 2);
     assert_eq!(checksum, expected, "checksum");
-    report_json(&Finished::Subscriber { elapsed_ns, received });
+    report_json(&Finished::Subscriber {
+        elapsed_ns,
+        received,
+        drains,
+    });
 }
 
 /// Raw frames of `size` bytes carry the sequence number in their first 8 bytes (or as
@@ -241,11 +247,11 @@ fn run_raw_subscriber(name: &str, setup: &Setup) {
     let channel = Channel::<Bytes, Fifo, Mpsc>::connect(name).unwrap();
     let mut subscriber = channel.subscriber().unwrap();
     let barrier = open_barrier(name);
-    let mut received = 0u64;
+    let (mut received, mut drains) = (0u64, 0u64);
     barrier.arrive_and_wait();
     let started = now_ns();
     while received < setup.messages {
-        subscriber
+        let polled = subscriber
             .drain(256, |_, frame| {
                 assert_eq!(frame.len(), setup.size, "wrong length");
                 let head = frame.len().min(8);
@@ -258,9 +264,14 @@ fn run_raw_subscriber(name: &str, setup: &Setup) {
                 received += 1;
             })
             .unwrap();
+        drains += u64::from(polled > 0);
     }
     let elapsed_ns = now_ns() - started;
-    report_json(&Finished::Subscriber { elapsed_ns, received });
+    report_json(&Finished::Subscriber {
+        elapsed_ns,
+        received,
+        drains,
+    });
 }
 
 /// The salias ping-pong's echo: receives each ping and sends it straight back.

@@ -30,6 +30,8 @@ pub struct Run {
     pub placement: Placement,
     /// The speed state around the run.
     pub state: Option<SpeedProbe>,
+    /// Messages per `drain` call that found any (`Finished::Subscriber::drains`).
+    pub messages_per_drain: Option<f64>,
 }
 
 /// Runs every setup once per round, in the same order each round (A B C … A B C …), and
@@ -127,5 +129,6 @@ fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
         refused: rates.refused_fraction,
         placement,
         state,
+        messages_per_drain: rates.messages_per_drain,
     })
 }

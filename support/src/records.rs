@@ -197,6 +197,13 @@ pub struct Throughput {
     /// it was recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<SpeedProbe>,
+    /// benches/ipc: the messages a salias subscriber's `drain` handed out per call that
+    /// found any, all subscribers together. Near the call's maximum (256) the subscriber
+    /// stayed behind its publishers and read lines nobody was writing; a few, it caught up
+    /// and waited on the frame being written, which slows the publisher. Absent where it
+    /// is not counted (the comparison crate) and in files written before it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages_per_drain: Option<f64>,
 }
 
 /// Whether `busy_processes` spinning processes are more than this machine's cores.
@@ -414,6 +421,7 @@ mod tests {
                 before_ns: 61.5,
                 after_ns: 270.25,
             }),
+            messages_per_drain: Some(12.5),
         }
     }
 
@@ -441,6 +449,7 @@ mod tests {
             "busy_processes",
             "oversubscribed",
             "state",
+            "messages_per_drain",
         ];
         assert_eq!(keys(&throughput()), sorted(&contract));
     }

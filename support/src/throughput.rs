@@ -25,6 +25,12 @@ pub enum Finished {
         elapsed_ns: u64,
         /// Messages received (and checked).
         received: u64,
+        /// Receive calls that handed out at least one message (salias's `drain`; 0 where
+        /// a harness does not count them). With `received`, how many messages a call
+        /// found: near the call's maximum while the subscriber stays behind its
+        /// publishers, a few once it has caught up and waits on the frame being written.
+        #[serde(default)]
+        drains: u64,
     },
 }
 
@@ -45,6 +51,8 @@ pub struct Tally {
     pub refused: u64,
     /// Messages of all subscribers.
     pub received: u64,
+    /// Receive calls of all subscribers that found messages.
+    pub drains: u64,
 }
 
 /// A run's rates.
@@ -56,6 +64,8 @@ pub struct Rates {
     pub delivered_per_s: f64,
     /// Refused offers over all offers.
     pub refused_fraction: f64,
+    /// Messages per receive call that found any, where the subscribers counted them.
+    pub messages_per_drain: Option<f64>,
 }
 
 impl Tally {
@@ -72,10 +82,15 @@ impl Tally {
                 self.attempts += attempts;
                 self.refused += refused;
             }
-            Finished::Subscriber { elapsed_ns, received } => {
+            Finished::Subscriber {
+                elapsed_ns,
+                received,
+                drains,
+            } => {
                 self.subscribers += 1;
                 self.deliver_ns = self.deliver_ns.max(elapsed_ns);
                 self.received += received;
+                self.drains += drains;
             }
         }
     }
@@ -94,6 +109,7 @@ impl Tally {
             published_per_s: published / (self.publish_ns.max(1) as f64 / 1e9),
             delivered_per_s: self.received as f64 / (self.deliver_ns.max(1) as f64 / 1e9),
             refused_fraction: self.refused as f64 / self.attempts.max(1) as f64,
+            messages_per_drain: (self.drains > 0).then(|| self.received as f64 / self.drains as f64),
         })
     }
 }
@@ -138,6 +154,7 @@ mod tests {
             Finished::Subscriber {
                 elapsed_ns: 2_000_000_000,
                 received: 200,
+                drains: 50,
             },
         ] {
             tally.add(&report);
@@ -146,6 +163,9 @@ mod tests {
         assert_eq!(rates.published_per_s, 200.0);
         assert_eq!(rates.delivered_per_s, 100.0);
         assert_eq!(rates.refused_fraction, 0.25);
+        assert_eq!(rates.messages_per_drain, Some(4.0));
+        tally.drains = 0;
+        assert_eq!(tally.rates(100, 2, 1).unwrap().messages_per_drain, None, "not counted");
         let missing = tally.rates(100, 2, 2).unwrap_err().to_string();
         assert!(
             missing.starts_with("2 of 2 publishers and 1 of 2 subscribers reported"),
@@ -158,9 +178,13 @@ mod tests {
         let report = Finished::Subscriber {
             elapsed_ns: 5,
             received: 7,
+            drains: 3,
         };
         let json = serde_json::to_string(&report).unwrap();
-        assert_eq!(json, r#"{"report":"subscriber","elapsed_ns":5,"received":7}"#);
+        assert_eq!(
+            json,
+            r#"{"report":"subscriber","elapsed_ns":5,"received":7,"drains":3}"#
+        );
         assert_eq!(serde_json::from_str::<Finished>(&json).unwrap(), report);
     }
 }

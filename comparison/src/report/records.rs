@@ -42,6 +42,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         busy_processes,
         oversubscribed: setup.marked_oversubscribed || oversubscribed(busy_processes),
         state: run.state,
+        messages_per_drain: None,
     }
 }
 
