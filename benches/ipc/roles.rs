@@ -187,10 +187,9 @@ fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: 
             })
             .unwrap() as u64;
         received += polled;
+        drains += u64::from(polled > 0);
         if polled == 0 {
             setup.backoff.back_off();
-        } else {
-            drains += 1;
         }
     }
     let elapsed_ns = now_ns() - started;
