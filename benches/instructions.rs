@@ -7,6 +7,8 @@
 //!   OrderedMpsc;
 //! - `single` / `batch`: 16 typed 64-byte messages on a FifoMpsc, published by 16 `offer`s
 //!   or by one `offer_batch`, then received by one `drain`;
+//! - `recv-batch`: `batch` received by one `recv_batch` instead (what its loop around
+//!   `drain` costs; the batch is full, so the strategy's `caught_up` does not run);
 //! - `ordered-single` / `ordered-batch`: the same on an OrderedMpsc (what the global
 //!   order costs both sides, the publisher alone taking its numbers);
 //! - `raw-single` / `raw-batch` with `--size N`: the same with raw frames of N bytes, as
@@ -77,6 +79,7 @@ enum Workload {
     Pair,
     Single,
     Batch,
+    RecvBatch,
     OrderedSingle,
     OrderedBatch,
     RawSingle,
@@ -89,13 +92,17 @@ fn main() {
     let name = format!("instructions-{}", std::process::id());
     let sum = match cli.workload {
         Workload::Pair => pair(&name, cli.rounds),
-        Workload::Single | Workload::Batch => {
-            typed::<Fifo>(&config(&name, cli.ring), cli.rounds, cli.workload == Workload::Batch)
-        }
+        Workload::Single | Workload::Batch | Workload::RecvBatch => typed::<Fifo>(
+            &config(&name, cli.ring),
+            cli.rounds,
+            cli.workload != Workload::Single,
+            cli.workload == Workload::RecvBatch,
+        ),
         Workload::OrderedSingle | Workload::OrderedBatch => typed::<Ordered>(
             &config(&name, cli.ring),
             cli.rounds,
             cli.workload == Workload::OrderedBatch,
+            false,
         ),
         Workload::RawSingle | Workload::RawBatch => raw(
             config(&name, cli.ring).max_message_size(cli.size),
@@ -134,9 +141,10 @@ fn pair(name: &str, rounds: u64) -> u64 {
     sum
 }
 
-/// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `drain`.
+/// 16 typed messages a round, by `offer`s or one `offer_batch`, received by one `drain`
+/// (or one `recv_batch`).
 #[inline(never)]
-fn typed<M: Mode>(config: &Config, rounds: u64, batched: bool) -> u64 {
+fn typed<M: Mode>(config: &Config, rounds: u64, batched: bool, by_recv_batch: bool) -> u64 {
     let channel = Channel::<Tick, M, Mpsc>::create(config).unwrap();
     let (mut publisher, mut subscriber): (Publisher<Tick, M>, Subscriber<Tick, M>) =
         (channel.publisher().unwrap(), channel.subscriber().unwrap());
@@ -154,8 +162,12 @@ fn typed<M: Mode>(config: &Config, rounds: u64, batched: bool) -> u64 {
                 publisher.offer(tick).unwrap();
             }
         }
-        let polled = subscriber.drain(BATCH, |_, tick| sum += tick.seq).unwrap();
-        assert_eq!(polled, BATCH);
+        let polled = if by_recv_batch {
+            subscriber.recv_batch(BATCH, |_, tick| sum += tick.seq)
+        } else {
+            subscriber.drain(BATCH, |_, tick| sum += tick.seq)
+        };
+        assert_eq!(polled.unwrap(), BATCH);
     }
     let messages = rounds * BATCH as u64;
     assert_eq!(sum, messages * (messages - 1) / 2);

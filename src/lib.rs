@@ -54,7 +54,7 @@
 //!   receiving, with the full error of a broken channel in the handle's `fault()`; `?`
 //!   turns them into an `Error`. Their details in [`error`].
 //! - **Waiting**: how a blocking call waits, [`wait::WaitStrategy`] ([`wait::Adaptive`] by
-//!   default).
+//!   default); [`wait::Batching`] with [`Subscriber::recv_batch`] for throughput.
 //! - **Trust**: [`Trust`], whose channels `connect_with` accepts beyond the caller's own.
 //! - **Watching**: [`status`], a channel's live state without connecting, and who is on
 //!   it ([`status::NameState`], [`status::SubscriberCount`]); see When the other side goes

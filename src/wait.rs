@@ -44,6 +44,13 @@ pub trait WaitStrategy: Send {
     /// Called after the condition was found unmet; `idle` counts such calls since the
     /// condition last held (0 on the first).
     fn wait(&mut self, idle: u32, park: &mut Park<'_>);
+
+    /// Called by a subscriber's `recv_batch` after a batch that handed out fewer messages
+    /// than it could take: the subscriber has caught up with its publishers, and its next
+    /// look would read the frame a publisher is writing. Returns at once by default; see
+    /// [`Batching`] for a strategy that waits here.
+    #[inline]
+    fn caught_up(&mut self) {}
 }
 
 /// Burns the core: lowest latency, 100 % CPU while idle.
@@ -67,6 +74,69 @@ impl WaitStrategy for BusySpin {
     #[inline]
     fn wait(&mut self, _idle: u32, _park: &mut Park<'_>) {
         std::hint::spin_loop();
+    }
+}
+
+/// Burns the core as [`BusySpin`] does, and after a `recv_batch` that caught up with its
+/// publishers spins `pauses` more times before it looks again: for throughput, on a core
+/// reserved for the subscriber.
+///
+/// A subscriber that keeps up with its publishers reads the frame a publisher is writing;
+/// each of its looks takes that cache line from the publisher, whose next store waits for
+/// it to come back, and the two settle at a line crossing every message or so. Paused,
+/// the subscriber lets the publisher run ahead, and its next look finds a full batch in
+/// lines nobody is writing (doc/performance-notes.md: 1P1S, 64-byte messages, twice the
+/// rate on a host whose cache line crosses in 90 ns or more).
+///
+/// The cost is latency, and only while messages keep coming: one that arrives during the
+/// pauses waits for their end (64 pauses: 1.6 µs where `pause` takes 25 ns; its length
+/// varies with the processor). The first message after a quiet gap longer than the pauses
+/// is seen as soon as by [`BusySpin`], and a `recv_batch` that fills its batch does not
+/// pause.
+///
+/// ```
+/// # use salias::{Config, SaliasMessage};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+/// # #[repr(C)]
+/// # struct Tick { seq: u64 }
+/// # let name = format!("doc-batching-{}", std::process::id());
+/// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+/// let mut publisher = channel.publisher()?;
+/// let mut subscriber = channel.subscriber()?;
+/// subscriber.set_wait_strategy(salias::wait::Batching::default());
+/// publisher.offer_batch(&[Tick { seq: 1 }, Tick { seq: 2 }])?;
+/// let mut sum = 0;
+/// // Two of at most 256: caught up, so it pauses before returning.
+/// assert_eq!(subscriber.recv_batch(256, |_, tick| sum += tick.seq)?, 2);
+/// assert_eq!(sum, 3);
+/// # Ok::<(), salias::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Batching {
+    /// `pause` instructions (`std::hint::spin_loop`) after a batch that caught up.
+    pub pauses: u32,
+}
+
+impl Default for Batching {
+    /// 64 pauses: on the host of doc/performance-notes.md, 16 kept the subscriber off the
+    /// publisher's line in some rounds only, 64 in nearly all.
+    fn default() -> Self {
+        Batching { pauses: 64 }
+    }
+}
+
+impl WaitStrategy for Batching {
+    #[inline]
+    fn wait(&mut self, _idle: u32, _park: &mut Park<'_>) {
+        std::hint::spin_loop();
+    }
+
+    #[inline]
+    fn caught_up(&mut self) {
+        for _ in 0..self.pauses {
+            std::hint::spin_loop();
+        }
     }
 }
 

@@ -64,6 +64,8 @@ fn typed_hot_paths<M: Mode, K: Topology>() {
     let mut subscriber = channel.subscriber().unwrap();
     let batch = [Tick { seq: 0, words: [1; 7] }; 8];
     let mut sum = 0u64;
+    // Boxed here, outside the count; its `caught_up` runs on every short `recv_batch`.
+    subscriber.set_wait_strategy(salias::wait::Batching::default());
     let allocations = allocations_during(|| {
         for seq in 0..ROUNDS {
             publisher.offer(&Tick { seq, words: [seq; 7] }).unwrap();
@@ -77,6 +79,8 @@ fn typed_hot_paths<M: Mode, K: Topology>() {
 
             assert_eq!(publisher.offer_batch(&batch).unwrap(), 8);
             subscriber.drain(8, |_, tick| sum += tick.seq).unwrap();
+            assert_eq!(publisher.offer_batch(&batch).unwrap(), 8);
+            assert_eq!(subscriber.recv_batch(16, |_, tick| sum += tick.seq).unwrap(), 8);
 
             publisher.send(&Tick { seq, words: [0; 7] }).unwrap();
             sum += subscriber.recv_timeout(std::time::Duration::from_secs(1)).unwrap().seq;

@@ -33,6 +33,8 @@ fn hot_loop() {
     let mut ordered_publisher = ordered.publisher().unwrap();
     let batch = [Tick { seq: 1, words: [0; 7] }; 8];
     let mut sum = 0u64;
+    // Its `caught_up` spins on every short `recv_batch` below.
+    subscriber.set_wait_strategy(salias::wait::Batching::default());
     strace_marker("salias-hot-start");
     for seq in 0..50_000u64 {
         publisher.offer(&Tick { seq, words: [0; 7] }).unwrap();
@@ -43,6 +45,8 @@ fn hot_loop() {
         sum += subscriber.try_recv().unwrap().unwrap().seq;
         sum += subscriber.recv().unwrap().seq;
         subscriber.drain(8, |_, t| sum += t.seq).unwrap();
+        publisher.offer_batch(&batch).unwrap();
+        assert_eq!(subscriber.recv_batch(16, |_, t| sum += t.seq).unwrap(), 8);
         raw_publisher.offer(&[1u8; 100]).unwrap();
         sum += raw_subscriber.try_recv().unwrap().unwrap().len() as u64;
         ordered_publisher.offer_batch(&batch[..2]).unwrap();
@@ -51,7 +55,7 @@ fn hot_loop() {
             .unwrap();
     }
     strace_marker("salias-hot-end");
-    assert_eq!(sum, 2 * (50_000 * 49_999 / 2) + 50_000 * (8 + 100 + 2 + 1));
+    assert_eq!(sum, 2 * (50_000 * 49_999 / 2) + 50_000 * (8 + 8 + 100 + 2 + 1));
 }
 
 #[test]

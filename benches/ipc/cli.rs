@@ -45,6 +45,10 @@ pub enum Section {
     /// FifoMpsc, OrderedMpsc and OrderedFanout 1P1S single and batch-16 offers at a 1 MiB
     /// ring, at any scale (only when asked for).
     Order,
+    /// FifoMpsc and OrderedMpsc 1P1S single and batch-16 offers at a 1 MiB ring, each
+    /// received by a `drain` loop and by `recv_batch` with `wait::Batching` (only when asked
+    /// for).
+    Receive,
     /// Raw frames of 8 B to 4 KiB, FifoMpsc 1P1S, 4 MiB ring.
     Sizes,
     /// 4 and 8 publishers into 64 KiB rings (more processes than cores).
@@ -76,7 +80,7 @@ impl Cli {
     /// section already holds its setups.
     pub fn runs(&self, section: Section) -> bool {
         match self.only {
-            None => !matches!(section, Section::Rings | Section::Order),
+            None => !matches!(section, Section::Rings | Section::Order | Section::Receive),
             Some(only) => only == section,
         }
     }

@@ -15,7 +15,7 @@ use support::barrier::Barrier;
 use support::clock::now_ns;
 use support::cores::{Placement, Side};
 use support::jsonl::JsonLines;
-use support::records::{LossyRun, System, ThroughputBench, oversubscribed};
+use support::records::{LossyRun, Receive, System, ThroughputBench, oversubscribed};
 use support::role::{Children, report_json};
 use support::stats::Spread;
 use support::throughput::{Finished, Tally};
@@ -227,6 +227,7 @@ pub fn section(scale: &Scale, rounds: usize, started: Instant, out: &mut JsonLin
         messages: scale.messages,
         size: size_of::<Msg64>(),
         backoff: Backoff::Spin,
+        receive: Receive::Drain,
     };
     let mut results: Vec<Vec<LossyRun>> = VARIANTS.iter().map(|_| Vec::new()).collect();
     for round in 0..rounds {

@@ -107,6 +107,12 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
             "global order's cost, 1P1S, 1 MiB",
         ),
         (
+            Section::Receive,
+            scenarios::receive(&scale),
+            "receive ",
+            "the subscriber's loop, 1P1S, 1 MiB",
+        ),
+        (
             Section::Sizes,
             scenarios::sizes(&scale),
             "size sweep ",

@@ -35,6 +35,7 @@ pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
         oversubscribed: oversubscribed(setup.busy_processes()),
         state: run.state,
         messages_per_drain: run.messages_per_drain,
+        receive: Some(setup.receive),
     }
 }
 
@@ -61,8 +62,9 @@ pub fn pingpong_record(
 /// a `drain` found (256 at most: the subscriber stayed behind; a few: it caught up) and the
 /// placement; runs with more busy processes than cores are marked.
 pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
+    let width = setups.iter().map(|setup| setup.label().len()).fold(42, usize::max);
     println!(
-        "\n{title:<42} {:>24} {:>24} {:>8} {:>9} {:>9}  placement (role@core)",
+        "\n{title:<width$} {:>24} {:>24} {:>8} {:>9} {:>9}  placement (role@core)",
         "published M/s med [min,max]", "delivered M/s med [min,max]", "GB/s", "refused", "per drain"
     );
     for (setup, runs) in setups.iter().zip(results) {
@@ -82,7 +84,7 @@ pub fn print_throughput(title: &str, setups: &[Setup], results: &[Vec<Run>]) {
             String::new()
         };
         println!(
-            "{:<42} {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} {:>8.2}% {per_drain:>9}  {}{marker}",
+            "{:<width$} {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} [{:>6.2},{:>6.2}] {:>8.2} {:>8.2}% {per_drain:>9}  {}{marker}",
             setup.label(),
             p.median,
             p.min,

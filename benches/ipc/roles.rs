@@ -9,6 +9,7 @@ use salias::{
 use serde::{Deserialize, Serialize};
 use support::barrier::Barrier;
 use support::clock::now_ns;
+use support::records::Receive;
 use support::role::{Role, report_json};
 use support::throughput::Finished;
 
@@ -166,26 +167,32 @@ fn publish(name: &str, setup: &Setup, mut offer: impl FnMut(u64, usize) -> Resul
 fn run_subscriber<M: Mode, K: Topology>(name: &str, setup: &Setup, sequence_of: fn(&MessageInfo<M>) -> Option<u64>) {
     let channel = Channel::<Msg64, M, K>::connect(name).unwrap();
     let mut subscriber = channel.subscriber().unwrap();
+    if setup.receive == Receive::Batching {
+        subscriber.set_wait_strategy(salias::wait::Batching::default());
+    }
     let barrier = open_barrier(name);
     let total = setup.messages * setup.publishers as u64;
     let mut next = vec![0u64; setup.publishers as usize];
     let (mut received, mut checksum, mut next_sequence, mut drains) = (0u64, 0u64, 0u64, 0u64);
     barrier.arrive_and_wait();
     let started = now_ns();
+    let mut check = |info: MessageInfo<M>, m: &Msg64| {
+        if let Some(sequence) = sequence_of(&info) {
+            assert_eq!(sequence, next_sequence, "global sequence has a gap or repeat");
+            next_sequence += 1;
+        }
+        let producer = m.producer as usize;
+        assert_eq!(m.seq, next[producer], "lost or reordered");
+        assert_eq!(m.words[5], m.seq ^ m.producer, "corrupted");
+        next[producer] += 1;
+        checksum = checksum.wrapping_add(m.seq);
+    };
     while received < total {
-        let polled = subscriber
-            .drain(256, |info, m| {
-                if let Some(sequence) = sequence_of(&info) {
-                    assert_eq!(sequence, next_sequence, "global sequence has a gap or repeat");
-                    next_sequence += 1;
-                }
-                let producer = m.producer as usize;
-                assert_eq!(m.seq, next[producer], "lost or reordered");
-                assert_eq!(m.words[5], m.seq ^ m.producer, "corrupted");
-                next[producer] += 1;
-                checksum = checksum.wrapping_add(m.seq);
-            })
-            .unwrap() as u64;
+        let polled = match setup.receive {
+            Receive::Drain => subscriber.drain(256, &mut check).unwrap() as u64,
+            // Waits (busy, `Batching`) for the first message, so never 0.
+            Receive::Batching => subscriber.recv_batch(256, &mut check).unwrap() as u64,
+        };
         received += polled;
         drains += u64::from(polled > 0);
         if polled == 0 {

@@ -1,6 +1,6 @@
 //! The setups each section runs, in the order they alternate within a round.
 
-use support::records::{ThroughputBench, oversubscribed};
+use support::records::{Receive, ThroughputBench, oversubscribed};
 
 use crate::cli::Scale;
 use crate::msg64::Msg64;
@@ -41,6 +41,7 @@ pub fn throughput(scale: &Scale) -> Vec<Setup> {
                         messages,
                         size: size_of::<Msg64>(),
                         backoff: Backoff::Spin,
+                        receive: Receive::Drain,
                     });
                 }
             }
@@ -76,6 +77,22 @@ pub fn order(scale: &Scale) -> Vec<Setup> {
     .collect()
 }
 
+/// The subscriber's two loops: FifoMpsc and OrderedMpsc 1P1S single and batch-16 offers
+/// at 1 MiB, each received by `drain(256)` looking again at once and by `recv_batch(256)`
+/// with `wait::Batching` (pausing after a batch that caught up), alternated in every round.
+pub fn receive(scale: &Scale) -> Vec<Setup> {
+    order(scale)
+        .into_iter()
+        .filter(|setup| setup.kind != Kind::OrderedFanout)
+        .flat_map(|setup| {
+            [Receive::Drain, Receive::Batching].map(|receive| Setup {
+                receive,
+                ..setup.clone()
+            })
+        })
+        .collect()
+}
+
 /// The message size sweep: raw frames, FIFO 1P1S, a 4 MiB ring (room for 1000 of the
 /// largest); fewer messages as they grow, so each run moves a similar number of bytes.
 pub fn sizes(scale: &Scale) -> Vec<Setup> {
@@ -93,6 +110,7 @@ pub fn sizes(scale: &Scale) -> Vec<Setup> {
                 messages: (messages * 64 / size as u64).clamp(messages / 8, messages),
                 size,
                 backoff: Backoff::Spin,
+                receive: Receive::Drain,
             });
         }
     }
@@ -117,6 +135,7 @@ pub fn stress(scale: &Scale) -> Vec<Setup> {
                     messages: scale.messages / 20,
                     size: size_of::<Msg64>(),
                     backoff: Backoff::Yield,
+                    receive: Receive::Drain,
                 });
             }
         }

@@ -2,7 +2,7 @@
 //! each role as its parameters.
 
 use serde::{Deserialize, Serialize};
-use support::records::{Api, ThroughputBench};
+use support::records::{Api, Receive, ThroughputBench};
 
 /// The salias channel kind of a run; `RawFifoMpsc` carries raw frames (`Bytes`), the
 /// others `Msg64`.
@@ -64,6 +64,8 @@ pub struct Setup {
     /// Payload bytes: the raw frames' size, or 64 for `Msg64`.
     pub size: usize,
     pub backoff: Backoff,
+    /// How the subscribers receive (raw ones always drain).
+    pub receive: Receive,
 }
 
 impl Setup {
@@ -84,8 +86,12 @@ impl Setup {
         } else {
             "offer".into()
         };
+        let receive = match self.receive {
+            Receive::Drain => "",
+            Receive::Batching => ", recv_batch",
+        };
         format!(
-            "{}{size} {}P{}S ring {ring} {api}",
+            "{}{size} {}P{}S ring {ring} {api}{receive}",
             self.kind.name(),
             self.publishers,
             self.subscribers

@@ -1,5 +1,5 @@
 //! Receiving: the receive loop (with its health checks and waiting) and the public
-//! `try_recv`, `recv`, `recv_timeout` and `drain`.
+//! `try_recv`, `recv`, `recv_timeout`, `drain` and `recv_batch`.
 
 use std::time::{Duration, Instant};
 
@@ -258,6 +258,62 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 }
 
+impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// Waits with the wait strategy until a message is committed, then hands it and the
+    /// messages after it, up to `max`, to `handle` as [`drain`](Self::drain) does; returns
+    /// how many (at least one, unless `max` is 0: then 0 at once). A batch of fewer than
+    /// `max` has caught up with the publishers, and the strategy's
+    /// [`caught_up`](crate::wait::WaitStrategy::caught_up) runs before the call returns:
+    /// with [`Batching`](crate::wait::Batching), the loop for throughput.
+    ///
+    /// ```
+    /// # use salias::{Config, SaliasMessage};
+    /// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+    /// # #[derive(SaliasMessage, FromBytes, IntoBytes, Immutable, KnownLayout, Clone, Copy, Debug, PartialEq)]
+    /// # #[repr(C)]
+    /// # struct Tick { seq: u64 }
+    /// # let name = format!("doc-recv-batch-{}", std::process::id());
+    /// let channel = salias::FifoMpsc::<Tick>::create(&Config::new(&name))?;
+    /// let mut publisher = channel.publisher()?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// subscriber.set_wait_strategy(salias::wait::Batching::default());
+    /// let producer = std::thread::spawn(move || {
+    ///     for seq in 0..1000 {
+    ///         while publisher.offer(&Tick { seq }).is_err() {}
+    ///     }
+    /// });
+    /// let (mut received, mut sum) = (0, 0);
+    /// while received < 1000 {
+    ///     received += subscriber.recv_batch(256, |_, tick| sum += tick.seq)?;
+    /// }
+    /// producer.join().unwrap();
+    /// assert_eq!(sum, 999 * 1000 / 2);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn recv_batch(
+        &mut self,
+        max: usize,
+        mut handle: impl FnMut(MessageInfo<M>, &T),
+    ) -> Result<usize, ReceiveError> {
+        self.gather(max, None, |this| this.drain(max, &mut handle))
+    }
+
+    /// Like [`recv_batch`](Self::recv_batch), giving up with [`ReceiveError::TimedOut`]
+    /// after `timeout`.
+    #[inline]
+    pub fn recv_batch_timeout(
+        &mut self,
+        max: usize,
+        timeout: Duration,
+        mut handle: impl FnMut(MessageInfo<M>, &T),
+    ) -> Result<usize, ReceiveError> {
+        self.gather(max, crate::wait::deadline_after(timeout), |this| {
+            this.drain(max, &mut handle)
+        })
+    }
+}
+
 impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// Hands up to `max` committed messages to `handle`, with where each came from, and
     /// releases them; returns how many. Never waits.
@@ -291,5 +347,78 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
             self.drained();
         }
         Ok(count)
+    }
+}
+
+impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
+    /// Waits with the wait strategy until a message is committed, then hands up to `max`
+    /// to `handle`; returns how many. As the typed
+    /// [`recv_batch`](Subscriber::recv_batch), for raw messages.
+    ///
+    /// ```
+    /// # let name = format!("doc-raw-recv-batch-{}", std::process::id());
+    /// let channel = salias::RawFifoMpsc::create(&salias::Config::new(&name))?;
+    /// channel.publisher()?.offer_batch(&[&b"one"[..], b"two"])?;
+    /// let mut subscriber = channel.subscriber()?;
+    /// let mut total = 0;
+    /// assert_eq!(subscriber.recv_batch(16, |_, bytes| total += bytes.len())?, 2);
+    /// assert_eq!(total, 6);
+    /// # Ok::<(), salias::Error>(())
+    /// ```
+    #[inline]
+    pub fn recv_batch(
+        &mut self,
+        max: usize,
+        mut handle: impl FnMut(MessageInfo<M>, &[u8]),
+    ) -> Result<usize, ReceiveError> {
+        self.gather(max, None, |this| this.drain(max, &mut handle))
+    }
+
+    /// Like [`recv_batch`](Self::recv_batch), giving up with [`ReceiveError::TimedOut`]
+    /// after `timeout`.
+    #[inline]
+    pub fn recv_batch_timeout(
+        &mut self,
+        max: usize,
+        timeout: Duration,
+        mut handle: impl FnMut(MessageInfo<M>, &[u8]),
+    ) -> Result<usize, ReceiveError> {
+        self.gather(max, crate::wait::deadline_after(timeout), |this| {
+            this.drain(max, &mut handle)
+        })
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// `recv_batch`'s loop: `drain` hands out up to `max` messages without waiting; while
+    /// it finds none, waits until a look finds one (or `deadline` passes).
+    #[inline(always)]
+    fn gather(
+        &mut self,
+        max: usize,
+        deadline: Option<Instant>,
+        mut drain: impl FnMut(&mut Self) -> Result<usize, ReceiveError>,
+    ) -> Result<usize, ReceiveError> {
+        if max == 0 {
+            return Ok(0);
+        }
+        loop {
+            let count = drain(self)?;
+            if count > 0 {
+                if count < max {
+                    self.caught_up();
+                }
+                return Ok(count);
+            }
+            self.wait_ready(deadline)?;
+        }
+    }
+
+    /// Tells the wait strategy that a batch caught up with the publishers.
+    #[inline]
+    fn caught_up(&mut self) {
+        if let Some(strategy) = self.strategy.as_mut() {
+            strategy.caught_up();
+        }
     }
 }

@@ -204,6 +204,22 @@ pub struct Throughput {
     /// is not counted (the comparison crate) and in files written before it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages_per_drain: Option<f64>,
+    /// benches/ipc: how the salias subscriber received. Absent where there is no salias
+    /// subscriber loop (the comparison crate) and in files written before it was recorded,
+    /// which all drained ([`Receive::Drain`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive: Option<Receive>,
+}
+
+/// How a benches/ipc salias subscriber received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Receive {
+    /// `drain(256)` in a loop that looks again at once (one `pause` after an empty one).
+    Drain,
+    /// `recv_batch(256)` with `wait::Batching::default()`: 64 pauses after a batch that
+    /// came back short.
+    Batching,
 }
 
 /// Whether `busy_processes` spinning processes are more than this machine's cores.
@@ -422,6 +438,7 @@ mod tests {
                 after_ns: 270.25,
             }),
             messages_per_drain: Some(12.5),
+            receive: Some(Receive::Batching),
         }
     }
 
@@ -450,6 +467,7 @@ mod tests {
             "oversubscribed",
             "state",
             "messages_per_drain",
+            "receive",
         ];
         assert_eq!(keys(&throughput()), sorted(&contract));
     }
@@ -462,6 +480,7 @@ mod tests {
         assert_eq!(json["api"], "offer_batch");
         assert_eq!(json["buffer_messages"], Value::Null, "meaningless fields stay, as null");
         assert_eq!(json["oversubscribed"], true);
+        assert_eq!(json["receive"], "batching");
         assert_eq!(json["ring_bytes"], 65536);
         assert_eq!(
             json["state"],

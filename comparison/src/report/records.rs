@@ -43,6 +43,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         oversubscribed: setup.marked_oversubscribed || oversubscribed(busy_processes),
         state: run.state,
         messages_per_drain: None,
+        receive: None,
     }
 }
 
