@@ -36,6 +36,7 @@ pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
         state: run.state,
         messages_per_drain: run.messages_per_drain,
         receive: Some(setup.receive),
+        subscriber_pauses: None,
     }
 }
 

@@ -110,6 +110,13 @@ pub struct Cli {
     /// --smoke 0.01].
     #[arg(long, value_name = "S", value_parser = seconds)]
     pub ol_warmup: Option<f64>,
+
+    /// Throughput runs: `pause`s every system's subscriber spins after a poll that came
+    /// back short (some messages, fewer than the poll's limit), so that a subscriber that
+    /// caught up stays off the line its publisher is writing for a while, as salias's
+    /// `recv_batch` with `wait::Batching` does; 0 polls again at once.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub subscriber_pauses: u32,
 }
 
 /// One part of the comparison (`--only`).

@@ -90,6 +90,7 @@ pub fn pingpong_run(system: System, pings: u64, round: usize, ctx: &mut Ctx) -> 
         aeron_dir: ctx.aeron_dir.clone(),
         stream,
         plan: None,
+        subscriber_pauses: 0,
     };
     let bracket = Bracket::open(cores);
     let mut children = Children::new();

@@ -40,6 +40,8 @@ pub struct Plan {
     pub realtime: Option<Realtime>,
     /// Throughput setups, in the order they alternate within a round.
     pub setups: Vec<Setup>,
+    /// The throughput subscribers' pauses after a poll that came back short.
+    pub subscriber_pauses: u32,
     /// Open-loop systems with their buffer (as `Setup::param`).
     pub openloop_systems: Vec<(System, u64)>,
     pub latency_systems: Vec<System>,
@@ -151,6 +153,12 @@ impl Plan {
             add(System::Iceoryx2, Api::LoanUninit, 2, ice_buffer);
             add(System::Salias, Api::OfferBatch, 2, salias_ring);
         }
+        // Only the throughput subscribers pause: the open loop's and the ping-pong's
+        // subscribers are timed per message.
+        let setups: Vec<Setup> = setups
+            .into_iter()
+            .map(|setup| setup.with_subscriber_pauses(cli.subscriber_pauses))
+            .collect();
         let mut openloop_systems = vec![
             (System::Salias, salias_ring),
             (System::Aeron, aeron_term),
@@ -191,6 +199,7 @@ impl Plan {
             pings,
             salias_ring,
             ice_buffer,
+            subscriber_pauses: cli.subscriber_pauses,
             loads,
             ol_duration,
             ol_warmup,
@@ -305,6 +314,23 @@ mod tests {
         assert_eq!(smoke.latency_systems.len(), 5);
         assert_eq!(smoke.openloop_systems.len(), 3);
         assert_eq!(plan(&["--smoke", "--rounds", "2"]).rounds, 2, "explicit flags win");
+    }
+
+    #[test]
+    fn subscriber_pauses_reach_every_throughput_setup_and_its_label() {
+        let plain = plan(&["--quick"]);
+        assert!(plain.setups.iter().all(|s| s.subscriber_pauses == 0));
+        assert!(plain.setups.iter().all(|s| !s.label().contains("pauses")));
+        let pausing = plan(&["--quick", "--subscriber-pauses", "64"]);
+        assert_eq!(pausing.setups.len(), plain.setups.len());
+        for setup in &pausing.setups {
+            assert_eq!(setup.params("run", 1, 0, "", 0).subscriber_pauses, 64);
+            assert!(setup.label().ends_with(", subscriber pauses 64"), "{}", setup.label());
+        }
+        assert!(
+            pausing.setups.iter().any(|s| s.system == System::SpscFloor),
+            "the floor pauses too"
+        );
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Params {
     pub stream: i32,
     /// The open-loop plan, for the open-loop roles.
     pub plan: Option<OpenLoopPlan>,
+    /// A throughput subscriber's pauses after a poll that came back short
+    /// (`--subscriber-pauses`).
+    pub subscriber_pauses: u32,
 }
 
 /// An open-loop publisher's schedule.

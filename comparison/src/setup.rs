@@ -36,6 +36,8 @@ pub struct Setup {
     /// Marked oversubscribed whatever the count of busy processes (`--headline
     /// --allow-oversubscribed` on a machine with too few cores).
     pub marked_oversubscribed: bool,
+    /// The subscriber's pauses after a poll that came back short (`--subscriber-pauses`).
+    pub subscriber_pauses: u32,
 }
 
 impl Setup {
@@ -56,6 +58,7 @@ impl Setup {
             param,
             bench: ThroughputBench::Throughput,
             marked_oversubscribed: false,
+            subscriber_pauses: 0,
         }
     }
 
@@ -70,6 +73,15 @@ impl Setup {
         Setup {
             bench: ThroughputBench::Headline,
             marked_oversubscribed: marked,
+            ..self
+        }
+    }
+
+    /// This setup with a subscriber that spins `pauses` pauses after a poll that came
+    /// back short.
+    pub fn with_subscriber_pauses(self, pauses: u32) -> Setup {
+        Setup {
+            subscriber_pauses: pauses,
             ..self
         }
     }
@@ -97,10 +109,14 @@ impl Setup {
         }
     }
 
-    /// A caption for people: `salias FifoMpsc 1P1S ring 1 MiB offer`.
+    /// A caption for people: `salias FifoMpsc 1P1S ring 1 MiB offer`, with `, subscriber
+    /// pauses 64` where the subscriber pauses after a short poll.
     pub fn label(&self) -> String {
         let shape = format!("{}P{}S", self.publishers, self.subscribers);
-        let variant = self.variant();
+        let variant = match self.subscriber_pauses {
+            0 => self.variant(),
+            pauses => format!("{}, subscriber pauses {pauses}", self.variant()),
+        };
         match self.system {
             System::Salias => format!(
                 "salias {} {shape} ring {} MiB {variant}",
@@ -131,6 +147,7 @@ impl Setup {
             aeron_dir: aeron_dir.to_owned(),
             stream,
             plan: None,
+            subscriber_pauses: self.subscriber_pauses,
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::platform::latency_cores;
 use crate::resources::{Ctx, Resources, unique_name};
 use crate::roles::{Params, Report, system_name};
 use crate::setup::{Api, Setup};
-use crate::transport::{Publish, Subscribe};
+use crate::transport::{POLL_LIMIT, Publish, Subscribe};
 use crate::verification::Verifier;
 
 /// What a publisher counted.
@@ -88,15 +88,24 @@ fn flood(a: &Params, barrier: &Barrier, mut offer: impl FnMut(u64) -> u64) -> Pu
 }
 
 /// The subscriber's loop: after the barrier, it polls and verifies until every message
-/// of every publisher is in; then the checks, the report, and the word that lets the
-/// publishers go.
+/// of every publisher is in, pausing `a.subscriber_pauses` times after a poll that came
+/// back short; then the checks, the report, and the word that lets the publishers go.
 pub fn subscribe(a: &Params, barrier: &Barrier, mut subscriber: impl Subscribe) {
     let total = a.messages * a.publishers as u64;
     let mut verifier = Verifier::new(a.publishers as usize);
     barrier.arrive_and_wait();
     let started = now_ns();
     while verifier.received() < total {
+        let before = verifier.received();
         subscriber.poll(|m| verifier.check(m));
+        let got = verifier.received() - before;
+        // A poll that came back short caught up with the publishers: with pauses, the
+        // subscriber keeps off the line being written until more has gathered.
+        if got > 0 && got < POLL_LIMIT as u64 {
+            for _ in 0..a.subscriber_pauses {
+                std::hint::spin_loop();
+            }
+        }
     }
     let elapsed_ns = now_ns() - started;
     verifier.finish(a.publishers as u64, a.messages);

@@ -59,6 +59,7 @@ pub fn wake_run(variant: Variant, plan: WakePlan, round: usize) -> Result<Wake, 
         aeron_dir: String::new(),
         stream: 0,
         plan: None,
+        subscriber_pauses: 0,
     };
     let mut children = Children::new();
     parent::spawn(&mut children, system, receiver_role(variant), &params(cores[1]))?;

@@ -109,6 +109,12 @@ def contract_problem(obj):
             return f"{name!r} is {json.dumps(value)}, not of the type a {bench} record has there"
     if obj["system"] not in SYSTEMS:
         return f"system is {obj['system']!r}, not one of {', '.join(sorted(SYSTEMS))}"
+    # The report's figures are of subscribers that look again at once; the batching
+    # receive loops are measured beside them for the notes, and a median must not mix them.
+    if obj.get("receive") not in (None, "drain"):
+        return f"'receive' is {json.dumps(obj['receive'])}: the report takes subscribers that drain (benches/ipc without --only receive); put such runs in the notes"
+    if obj.get("subscriber_pauses"):
+        return f"'subscriber_pauses' is {json.dumps(obj['subscriber_pauses'])}: the report takes subscribers that poll again at once (the comparison without --subscriber-pauses); put such runs in the notes"
     rt = obj.get("realtime")
     if rt is not None and not (isinstance(rt, dict) and isinstance(rt.get("policy"), str) and isinstance(rt.get("priority"), int)):
         return f"'realtime' is {json.dumps(rt)}, not a policy and priority such as {{\"policy\":\"SCHED_FIFO\",\"priority\":50}}"

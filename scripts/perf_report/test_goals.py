@@ -204,6 +204,15 @@ class Goals(unittest.TestCase):
         self.assertIsNone(contract_problem(dict(rec, realtime={"policy": "SCHED_FIFO", "priority": 50})))
         self.assertIn("'realtime'", contract_problem(dict(rec, realtime=50)))
 
+    def test_records_of_a_pausing_subscriber_are_refused(self):
+        rec = {"bench": "throughput", "system": "salias", "round": 0, "label": "x", "kind": "FifoMpsc", "publishers": 1, "subscribers": 1}
+        rec.update(ring_bytes=1 << 20, buffer_messages=None, api="offer", batch=1, message_bytes=64, messages_per_publisher=10)
+        rec.update(published_per_s=1e6, delivered_per_s=1e6, delivered_bytes_per_s=None, refused_fraction=0.0, placement="P0@0 S0@1", busy_processes=2, oversubscribed=False)
+        self.assertIsNone(contract_problem(dict(rec, receive="drain")))
+        self.assertIsNone(contract_problem(dict(rec, subscriber_pauses=0)))
+        self.assertIn("--only receive", contract_problem(dict(rec, receive="batching")))
+        self.assertIn("--subscriber-pauses", contract_problem(dict(rec, subscriber_pauses=64)))
+
     def test_strict_lead_at_parity_is_not_met(self):
         g = goals.Goal("lead", 1.0, True, True, (1.0, 1.0, 1.0, 3), "x")
         self.assertEqual(goals.status(g), "not met")

@@ -209,6 +209,10 @@ pub struct Throughput {
     /// which all drained ([`Receive::Drain`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive: Option<Receive>,
+    /// The comparison: `pause`s every system's subscriber spun after a poll that came back
+    /// short (`--subscriber-pauses`). Absent where it polled again at once, the default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscriber_pauses: Option<u32>,
 }
 
 /// How a benches/ipc salias subscriber received.
@@ -439,6 +443,7 @@ mod tests {
             }),
             messages_per_drain: Some(12.5),
             receive: Some(Receive::Batching),
+            subscriber_pauses: Some(64),
         }
     }
 
@@ -468,6 +473,7 @@ mod tests {
             "state",
             "messages_per_drain",
             "receive",
+            "subscriber_pauses",
         ];
         assert_eq!(keys(&throughput()), sorted(&contract));
     }
@@ -481,6 +487,7 @@ mod tests {
         assert_eq!(json["buffer_messages"], Value::Null, "meaningless fields stay, as null");
         assert_eq!(json["oversubscribed"], true);
         assert_eq!(json["receive"], "batching");
+        assert_eq!(json["subscriber_pauses"], 64);
         assert_eq!(json["ring_bytes"], 65536);
         assert_eq!(
             json["state"],

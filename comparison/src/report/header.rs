@@ -38,6 +38,11 @@ fn config(plan: &Plan) -> Value {
         "pings": plan.pings,
         "ping_warmup": PING_WARMUP,
         "poll_limit": POLL_LIMIT,
+        "subscriber_pauses": format!(
+            "{}: pauses every throughput subscriber spins after a poll that came back short (some \
+             messages, fewer than poll_limit)",
+            plan.subscriber_pauses
+        ),
         "batch": BATCH,
         "salias_ring_bytes": ring,
         "aeron_uri": publication_uri(plan.aeron_term),

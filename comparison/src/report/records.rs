@@ -44,6 +44,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         state: run.state,
         messages_per_drain: None,
         receive: None,
+        subscriber_pauses: (setup.subscriber_pauses > 0).then_some(setup.subscriber_pauses),
     }
 }
 
