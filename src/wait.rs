@@ -85,12 +85,13 @@ impl WaitStrategy for BusySpin {
 /// each of its looks takes that cache line from the publisher, whose next store waits for
 /// it to come back, and the two settle at a line crossing every message or so. Paused,
 /// the subscriber lets the publisher run ahead, and its next look finds a full batch in
-/// lines nobody is writing (doc/performance-notes.md: 1P1S, 64-byte messages, twice the
-/// rate on a host whose cache line crosses in 90 ns or more).
+/// lines nobody is writing. doc/performance-notes.md, 1P1S, 64-byte messages: twice the
+/// rate on a 2-vCPU AMD EPYC host while its cache line crossed in 90 ns or more; 1.05-1.14×
+/// on a 2-vCPU Intel Xeon host whose subscriber stayed behind its publisher either way.
 ///
 /// The cost is latency, and only while messages keep coming: one that arrives during the
-/// pauses waits for their end (64 pauses: 1.6 µs where `pause` takes 25 ns; its length
-/// varies with the processor). The first message after a quiet gap longer than the pauses
+/// pauses waits for their end (64 pauses: 1.6 µs on the AMD host, where `pause` takes
+/// 25 ns; 0.7 µs on the Intel one, 10.5 ns). The first message after a quiet gap longer than the pauses
 /// is seen as soon as by [`BusySpin`], and a `recv_batch` that fills its batch does not
 /// pause.
 ///
@@ -119,8 +120,8 @@ pub struct Batching {
 }
 
 impl Default for Batching {
-    /// 64 pauses: on the host of doc/performance-notes.md, 16 kept the subscriber off the
-    /// publisher's line in some rounds only, 64 in nearly all.
+    /// 64 pauses: on the AMD host of doc/performance-notes.md, 16 kept the subscriber off
+    /// the publisher's line in some rounds only, 64 in nearly all.
     fn default() -> Self {
         Batching { pauses: 64 }
     }

@@ -348,9 +348,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         }
         Ok(count)
     }
-}
 
-impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// Waits with the wait strategy until a message is committed, then hands up to `max`
     /// to `handle`; returns how many. As the typed
     /// [`recv_batch`](Subscriber::recv_batch), for raw messages.
