@@ -425,6 +425,21 @@ fn crash_mpsc_subscriber_killed_successor_resumes() {
                 let mut subscriber = channel.subscriber().unwrap();
                 let last = (0..stop_at).map(|_| subscriber.recv().unwrap().seq).last().unwrap();
                 die(last);
+            } else if kind == "ordered-drain" {
+                // Dies inside one `drain` call, while it hands out message STOP_AT: every
+                // message before it was handed out by the same call and counts as handled.
+                let channel = salias::OrderedMpsc::<Sample>::connect(&name).unwrap();
+                let mut subscriber = channel.subscriber().unwrap();
+                let mut last = None;
+                subscriber
+                    .drain(usize::MAX, |_, sample| {
+                        if sample.seq == stop_at {
+                            die(last.unwrap());
+                        }
+                        last = Some(sample.seq);
+                    })
+                    .unwrap();
+                unreachable!("message {stop_at} was never handed out");
             } else {
                 let channel = FifoMpsc::<Sample>::connect(&name).unwrap();
                 let mut subscriber = channel.subscriber().unwrap();
@@ -448,7 +463,9 @@ fn crash_mpsc_subscriber_killed_successor_resumes() {
                     for seq in 0..MESSAGES {
                         publisher.offer(&Sample::new(0, seq)).unwrap();
                     }
-                    let mut victim = spawn(TEST, "ordered", &args);
+                    // Every other ordered victim reads by `recv`, the others by one `drain`.
+                    let victim_kind = if round % 4 == 0 { "ordered" } else { "ordered-drain" };
+                    let mut victim = spawn(TEST, victim_kind, &args);
                     while victim.0.try_wait().unwrap().is_none() {
                         std::thread::sleep(Duration::from_micros(200));
                     }

@@ -134,6 +134,26 @@ fn typed_frame_of_the_wrong_size_is_an_error() {
 }
 
 #[test]
+fn typed_frame_of_the_wrong_size_ends_a_drain_with_an_error() {
+    let name = unique_name("hostile-typed-drain");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..4 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    // The third frame, behind two good ones in the same ring: a FIFO frame of a 64-byte
+    // `Sample` is 80 bytes, its 16-byte header first.
+    raw.set_ring(2 * 80 + raw.offsets.frame_len, 63);
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut handed_out = Vec::new();
+    let drained = subscriber.drain(16, |_, sample| handed_out.push(sample.seq));
+    let what = fault_what(drained, ReceiveError::Corrupt, subscriber.fault());
+    assert!(what.contains("at position 160 declaring 63 bytes"), "{what}");
+    assert_eq!(handed_out, [0, 1]);
+}
+
+#[test]
 fn cursor_outside_the_ring_is_an_error_for_the_publisher() {
     let name = unique_name("hostile-cursor");
     let channel = FifoMpsc::<Sample>::create(&Config::new(&name).capacity(4096)).unwrap();

@@ -247,6 +247,12 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             handle(Self::info(next), unsafe { self.message(next) });
             self.advance(next);
             count += 1;
+            let (taken, uncommitted) = self.run(next.ring, max - count, &mut handle);
+            count += taken;
+            if uncommitted && self.readers.len() == 1 {
+                // The one ring has nothing more: a search would look at the same frame.
+                break;
+            }
         }
         self.check_usable()?;
         self.release_all();

@@ -14,7 +14,7 @@ use crate::wire::ring::{FrameAt, ReadOnly};
 
 /// FIFO mode: frames taken from one ring in a row before looking at the next, so one busy
 /// publisher cannot starve the others while bursts stay cheap.
-const BURST: u32 = 64;
+pub(super) const BURST: u32 = 64;
 
 /// Ordered mode: most frames passed over in one search, so a peer flooding the rings with
 /// stale numbers cannot keep a receive call busy forever.

@@ -1,0 +1,106 @@
+//! What one `drain` call hands out once it has found a message: the messages behind it in
+//! the same ring, taken as a search would take them one by one. FIFO still goes round the
+//! rings after a burst, Ordered still follows the numbers from ring to ring, and room is
+//! still released to publishers while a long call runs.
+
+mod support;
+
+use salias::kind::Mode;
+use salias::{Channel, Config, Fifo, FifoMpsc, Mpsc, Ordered, OrderedMpsc};
+use support::{Sample, unique_name};
+
+#[test]
+fn fifo_drain_goes_round_the_rings_after_a_burst() {
+    const EACH: u64 = 300;
+    let name = unique_name("drain-burst");
+    let channel = FifoMpsc::<Sample>::create(&Config::new(&name).publishers(2)).unwrap();
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    let mut subscriber = channel.subscriber().unwrap();
+    for (producer, publisher) in publishers.iter_mut().enumerate() {
+        for seq in 0..EACH {
+            publisher.offer(&Sample::new(producer as u64, seq)).unwrap();
+        }
+    }
+    let mut order = Vec::new();
+    let handled = subscriber
+        .drain(usize::MAX, |info, sample| {
+            assert_eq!(*sample, Sample::new(sample.producer, sample.seq));
+            order.push((info.publisher_slot(), sample.producer, sample.seq));
+        })
+        .unwrap();
+    assert_eq!(handled as u64, 2 * EACH);
+    // Each publisher's messages in its order, from its own ring.
+    for producer in 0..2 {
+        let seqs: Vec<u64> = order.iter().filter(|m| m.1 == producer).map(|m| m.2).collect();
+        assert_eq!(seqs, (0..EACH).collect::<Vec<_>>());
+    }
+    let slots: std::collections::HashSet<usize> = order.iter().map(|m| m.0).collect();
+    assert_eq!(slots.len(), 2, "{slots:?}");
+    // No more than a burst (64) from one ring in a row while the other has messages.
+    let runs: Vec<usize> = order.chunk_by(|a, b| a.0 == b.0).map(<[_]>::len).collect();
+    let while_both: Vec<usize> = runs[..runs.len() - 1].to_vec();
+    assert!(while_both.iter().all(|&run| run <= 64), "runs from one ring: {runs:?}");
+    assert!(runs.len() >= 2 * EACH as usize / 64, "runs from one ring: {runs:?}");
+}
+
+#[test]
+fn ordered_drain_follows_the_numbers_from_ring_to_ring() {
+    let name = unique_name("drain-ordered");
+    let channel = OrderedMpsc::<Sample>::create(&Config::new(&name).publishers(2)).unwrap();
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    let mut subscriber = channel.subscriber().unwrap();
+    // Runs of 1 to 4 messages from one publisher, then the other: each ring holds numbers
+    // the other ring's messages come between.
+    let producers = [1, 2, 3, 4].iter().cycle().zip([0u64, 1].iter().cycle());
+    let mut expected = Vec::new();
+    for (&run, &producer) in producers.take(40) {
+        for _ in 0..run {
+            let seq = expected.len() as u64;
+            publishers[producer as usize]
+                .offer(&Sample::new(producer, seq))
+                .unwrap();
+            expected.push((seq, producer, seq));
+        }
+    }
+    let mut delivered = Vec::new();
+    let handled = subscriber
+        .drain(usize::MAX, |info, sample| {
+            assert_eq!(*sample, Sample::new(sample.producer, sample.seq));
+            assert_eq!(info.gap_before(), 0);
+            delivered.push((info.sequence(), sample.producer, sample.seq));
+        })
+        .unwrap();
+    assert_eq!(handled, expected.len());
+    assert_eq!(delivered, expected);
+}
+
+#[test]
+fn drain_releases_room_to_publishers_while_it_runs() {
+    refilled_while_draining::<Fifo>();
+    refilled_while_draining::<Ordered>();
+}
+
+/// Fills a small ring, then drains it in one call: past three quarters of it, the call has
+/// released room at least twice, so the publisher, refused before, has room again without
+/// the call returning.
+fn refilled_while_draining<M: Mode>() {
+    let name = unique_name("drain-release");
+    let channel = Channel::<Sample, M, Mpsc>::create(&Config::new(&name).capacity(8192)).unwrap();
+    let (mut publisher, mut subscriber) = (channel.publisher().unwrap(), channel.subscriber().unwrap());
+    let mut seq = 0;
+    while publisher.offer(&Sample::new(0, seq)).is_ok() {
+        seq += 1;
+    }
+    let full = seq;
+    assert!(full > 64, "a ring of 8 KiB holds {full} messages");
+    let mut refills = 0;
+    let handled = subscriber
+        .drain(full as usize, |_, sample| {
+            if sample.seq == full * 3 / 4 {
+                publisher.offer(&Sample::new(0, full)).unwrap();
+                refills += 1;
+            }
+        })
+        .unwrap();
+    assert_eq!((handled as u64, refills), (full, 1), "{}", M::NAME);
+}
