@@ -86,8 +86,9 @@ impl WaitStrategy for BusySpin {
 /// it to come back, and the two settle at a line crossing every message or so. Paused,
 /// the subscriber lets the publisher run ahead, and its next look finds a full batch in
 /// lines nobody is writing. doc/performance-notes.md, 1P1S, 64-byte messages: twice the
-/// rate on a 2-vCPU AMD EPYC host while its cache line crossed in 90 ns or more; 1.05-1.14×
-/// on a 2-vCPU Intel Xeon host whose subscriber stayed behind its publisher either way.
+/// rate on a 2-vCPU AMD EPYC host while its cache line crossed in 90 ns or more; 1.02-1.03×
+/// on a 2-vCPU Intel Xeon host whose subscriber stays behind its publisher either way (a
+/// `drain` loop there delivers 0.82-0.88× the SPSC floor's rate).
 ///
 /// The cost is latency, and only while messages keep coming: one that arrives during the
 /// pauses waits for their end (64 pauses: 1.6 µs on the AMD host, where `pause` takes
