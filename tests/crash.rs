@@ -466,9 +466,15 @@ fn crash_mpsc_subscriber_killed_successor_resumes() {
                     // Every other ordered victim reads by `recv`, the others by one `drain`.
                     let victim_kind = if round % 4 == 0 { "ordered" } else { "ordered-drain" };
                     let mut victim = spawn(TEST, victim_kind, &args);
-                    while victim.0.try_wait().unwrap().is_none() {
+                    let status = loop {
+                        if let Some(status) = victim.0.try_wait().unwrap() {
+                            break status;
+                        }
                         std::thread::sleep(Duration::from_micros(200));
-                    }
+                    };
+                    // Its own SIGKILL, where it meant to die: a failed check would unwind
+                    // and save a resume point on the way out.
+                    assert_eq!(status.signal(), Some(libc::SIGKILL), "victim failed: {status}");
                     // Exactly once: the successor passes over what the victim was given.
                     let mut successor = channel.subscriber().unwrap();
                     for expected in stop_at..MESSAGES {

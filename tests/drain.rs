@@ -1,12 +1,15 @@
 //! What one `drain` call hands out once it has found a message: the messages behind it in
 //! the same ring, taken as a search would take them one by one. FIFO still goes round the
-//! rings after a burst, Ordered still follows the numbers from ring to ring, and room is
-//! still released to publishers while a long call runs.
+//! rings after a burst, Ordered still follows the numbers from ring to ring, room is still
+//! released to publishers while a long call runs, a handler's panic leaves the subscriber
+//! past exactly what it handled, and a subscriber demoted during the call stops there.
 
 mod support;
 
+use std::time::{Duration, Instant};
+
 use salias::kind::Mode;
-use salias::{Channel, Config, Fifo, FifoMpsc, Mpsc, Ordered, OrderedMpsc};
+use salias::{Channel, Config, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedMpsc, ReceiveError};
 use support::{Sample, unique_name};
 
 #[test]
@@ -80,9 +83,10 @@ fn drain_releases_room_to_publishers_while_it_runs() {
     refilled_while_draining::<Ordered>();
 }
 
-/// Fills a small ring, then drains it in one call: past three quarters of it, the call has
-/// released room at least twice, so the publisher, refused before, has room again without
-/// the call returning.
+/// Fills a small ring, then drains it in one call: halfway through, inside the first 64
+/// messages (FIFO's burst, which one run hands out) and past the first quarter of the ring,
+/// the call has released room, so the publisher, refused before, has room again without the
+/// call returning.
 fn refilled_while_draining<M: Mode>() {
     let name = unique_name("drain-release");
     let channel = Channel::<Sample, M, Mpsc>::create(&Config::new(&name).capacity(8192)).unwrap();
@@ -92,15 +96,82 @@ fn refilled_while_draining<M: Mode>() {
         seq += 1;
     }
     let full = seq;
-    assert!(full > 64, "a ring of 8 KiB holds {full} messages");
+    assert!((64..128).contains(&full), "a ring of 8 KiB holds {full} messages");
     let mut refills = 0;
     let handled = subscriber
         .drain(full as usize, |_, sample| {
-            if sample.seq == full * 3 / 4 {
+            if sample.seq == full / 2 {
                 publisher.offer(&Sample::new(0, full)).unwrap();
                 refills += 1;
             }
         })
         .unwrap();
     assert_eq!((handled as u64, refills), (full, 1), "{}", M::NAME);
+}
+
+#[test]
+fn a_handler_that_panics_leaves_what_it_handled_behind() {
+    panics_inside_drain::<Fifo>();
+    panics_inside_drain::<Ordered>();
+}
+
+/// A `drain` whose handler panics at the seventh message, caught: the six before it were
+/// handled and count as received, and the seventh is the first the next call hands out.
+fn panics_inside_drain<M: Mode>() {
+    let name = unique_name("drain-panic");
+    let channel = Channel::<Sample, M, Mpsc>::create(&Config::new(&name)).unwrap();
+    let (mut publisher, mut subscriber) = (channel.publisher().unwrap(), channel.subscriber().unwrap());
+    for seq in 0..10 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        subscriber.drain(usize::MAX, |_, sample| {
+            assert_ne!(sample.seq, 6, "the handler's own panic")
+        })
+    }));
+    assert!(panicked.is_err(), "{}", M::NAME);
+    assert_eq!(subscriber.received(), 6, "{}", M::NAME);
+    let mut rest = Vec::new();
+    subscriber.drain(usize::MAX, |_, sample| rest.push(sample.seq)).unwrap();
+    assert_eq!(rest, (6..10).collect::<Vec<_>>(), "{}", M::NAME);
+}
+
+#[test]
+fn drain_stops_handing_out_views_once_demoted() {
+    let name = unique_name("drain-demoted");
+    let config = Config::new(&name)
+        .capacity(8192)
+        .tether_timeout(Duration::from_millis(1));
+    let channel = FifoFanout::<Sample>::create(&config).unwrap();
+    let (mut publisher, mut subscriber) = (channel.publisher().unwrap(), channel.subscriber().unwrap());
+    let slot = subscriber.slot();
+    let mut seq = 0;
+    while publisher.offer(&Sample::new(0, seq)).is_ok() {
+        seq += 1;
+    }
+    let full = seq;
+    let demoted = || salias::status::channel_status(&name).unwrap().subscribers[slot].demoted;
+    // While the second message is handled, the publisher, refused for longer than the tether
+    // timeout, demotes the subscriber, and may then overwrite anything not yet released: the
+    // offer that demotes it writes one frame, over the first message's.
+    let mut handed_out = 0;
+    let drained = subscriber.drain(usize::MAX, |_, _| {
+        if handed_out == 1 {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !demoted() {
+                assert!(Instant::now() < deadline, "the publisher never demoted the subscriber");
+                let _ = publisher.offer(&Sample::new(0, full));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        handed_out += 1;
+    });
+    // The call noticed at its next release, a quarter of the ring on, and stopped there.
+    let handled = drained.unwrap();
+    assert_eq!(handled, handed_out);
+    assert!(
+        handled < full as usize / 2,
+        "{handled} of {full} handed out after the demotion"
+    );
+    assert_eq!(subscriber.drain(1, |_, _| {}), Err(ReceiveError::Demoted));
 }

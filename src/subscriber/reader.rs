@@ -287,13 +287,20 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         };
         let Reader {
             ring: view,
-            mut head,
+            head,
             released,
             ..
         } = self.readers[ring];
         let mut release_at = released + self.release_every;
-        let (mut taken, mut uncommitted) = (0, false);
-        while taken < limit {
+        let mut run = Run {
+            subscriber: self,
+            ring,
+            head,
+            taken: 0,
+        };
+        let mut uncommitted = false;
+        while run.taken < limit {
+            let head = run.head;
             let frame = view.frame(head);
             frame.prefetch_payload();
             if !protocol::is_committed(frame.commit_word(), head) {
@@ -305,7 +312,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             // frames of exactly that length, without flags (no hole), and, Ordered, numbered
             // next; FIFO frames read sequence and flags as 0.
             let header = frame.header(shape);
-            let wanted = if M::ORDERED { self.next_sequence } else { 0 };
+            let wanted = if M::ORDERED { run.subscriber.next_sequence } else { 0 };
             if header.len != size_of::<T>() || header.flags != 0 || header.sequence != wanted {
                 break;
             }
@@ -323,25 +330,50 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             // message assumes about peers").
             handle(info, unsafe { frame.payload_as::<T>(shape) });
             if M::ORDERED {
-                self.next_sequence = header.sequence + 1;
+                let subscriber = &mut *run.subscriber;
+                subscriber.next_sequence = header.sequence + 1;
                 if !K::FANOUT {
                     // As `advance`: per message, to a line only a successor reads.
-                    self.resume_point().store(self.next_sequence, Ordering::Relaxed);
+                    subscriber
+                        .resume_point()
+                        .store(subscriber.next_sequence, Ordering::Relaxed);
                 }
             }
-            head += frame_len;
-            taken += 1;
-            if head >= release_at {
-                self.readers[ring].head = head;
-                self.release_batch(ring);
-                release_at = self.readers[ring].released + self.release_every;
+            run.head = head + frame_len;
+            run.taken += 1;
+            if run.head >= release_at {
+                let subscriber = &mut *run.subscriber;
+                subscriber.readers[ring].head = run.head;
+                subscriber.release_batch(ring);
+                if K::FANOUT && subscriber.demoted {
+                    // `drain` stops too: see there.
+                    break;
+                }
+                release_at = subscriber.readers[ring].released + subscriber.release_every;
             }
         }
-        self.readers[ring].head = head;
+        (run.taken, uncommitted)
+    }
+}
+
+/// A run's progress, kept in registers and stored into the subscriber when the run ends,
+/// also when a `handle` panics: the subscriber has then moved past exactly the messages
+/// handled, as it would have message by message.
+struct Run<'a, T: Payload, M: Mode, K: Topology> {
+    subscriber: &'a mut Subscriber<T, M, K>,
+    ring: usize,
+    head: u64,
+    taken: usize,
+}
+
+impl<T: Payload, M: Mode, K: Topology> Drop for Run<'_, T, M, K> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let subscriber = &mut *self.subscriber;
+        subscriber.readers[self.ring].head = self.head;
         if !M::ORDERED {
-            self.hot.burst.set(self.hot.burst.get() + taken as u32);
+            subscriber.hot.burst.set(subscriber.hot.burst.get() + self.taken as u32);
         }
-        self.hot.received += taken as u64;
-        (taken, uncommitted)
+        subscriber.hot.received += self.taken as u64;
     }
 }

@@ -240,7 +240,10 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.check_usable()?;
         self.check_tether()?;
         let mut count = 0;
-        while count < max {
+        // A release inside the call may find this subscriber demoted (a publisher may now
+        // overwrite what it has not read): it hands out no more views, and the next call
+        // says why.
+        while count < max && !(K::FANOUT && self.demoted) {
             let Some(next) = self.find()? else { break };
             // SAFETY: `find` just returned `next` and the head moves only below (peers'
             // part: crate docs, "What a borrowed message assumes about peers").
@@ -339,7 +342,8 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         self.check_usable()?;
         self.check_tether()?;
         let mut count = 0;
-        while count < max {
+        // Demoted during the call: as in the typed `drain`.
+        while count < max && !(K::FANOUT && self.demoted) {
             let Some(next) = self.find()? else { break };
             // SAFETY: as in the typed `drain`.
             handle(Self::info(next), unsafe { self.payload(next) });
