@@ -250,6 +250,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             handle(Self::info(next), unsafe { self.message(next) });
             self.advance(next);
             count += 1;
+            if K::FANOUT && self.demoted {
+                break;
+            }
             let (taken, uncommitted) = self.run(next.ring, max - count, &mut handle);
             count += taken;
             if uncommitted && self.readers.len() == 1 {
