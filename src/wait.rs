@@ -92,9 +92,9 @@ impl WaitStrategy for BusySpin {
 ///
 /// The cost is latency, and only while messages keep coming: one that arrives during the
 /// pauses waits for their end (64 pauses: 1.6 µs on the AMD host, where `pause` takes
-/// 25 ns; 0.7 µs on the Intel one, 10.5 ns). The first message after a quiet gap longer than the pauses
-/// is seen as soon as by [`BusySpin`], and a `recv_batch` that fills its batch does not
-/// pause.
+/// 25 ns; 0.7 µs on the Intel one, 10.5 ns). The first message after a quiet gap longer
+/// than the pauses is seen as soon as by [`BusySpin`], and a `recv_batch` that fills its
+/// batch does not pause.
 ///
 /// ```
 /// # use salias::{Config, SaliasMessage};

@@ -266,8 +266,9 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// (FIFO: up to what is left of the burst; Ordered: the next number), up to `budget`;
     /// returns how many. Per message, the steps of a search's look at the current ring and
     /// of `advance`, with the ring's view and head kept in registers rather than read back
-    /// from `readers` (the reader's copy and second indexing, and the search's branches,
-    /// cost FIFO 28 instructions a message and Ordered 33; doc/performance-notes.md). A
+    /// from `readers` (the reader's copy and second indexing, and the search's branches:
+    /// callgrind, `benches/instructions`, the run saves FIFO 25-26 instructions a message
+    /// and Ordered 31; doc/performance-notes.md). A
     /// frame the run does not take, an invalid one included, is left to the search. Also
     /// says whether the run ended at a frame not yet committed, which a search would only
     /// look at again.
@@ -322,12 +323,13 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
                 gap: 0,
                 _mode: KindMarker::default(),
             };
-            // SAFETY: the frame at the head is committed and its length is exactly
-            // `size_of::<T>()`, so it lies in the double view, as `payload_as` requires; the
-            // head moves past it only after `handle` returns, so the cursor holds publishers
-            // off it while it is borrowed; frames of `T` are aligned to `align_of::<T>()`
-            // and `T: Message` accepts any bytes (peers' part: crate docs, "What a borrowed
-            // message assumes about peers").
+            // SAFETY: the frame at the head is committed and its length is `size_of::<T>()`
+            // (read and checked above for FIFO; implied by a typed Ordered frame, whose
+            // size the channel's geometry was validated against at connect), so it lies in
+            // the double view, as `payload_as` requires; the head moves past it only after
+            // `handle` returns, so the cursor holds publishers off it while it is borrowed;
+            // frames of `T` are aligned to `align_of::<T>()` and `T: Message` accepts any
+            // bytes (peers' part: crate docs, "What a borrowed message assumes about peers").
             handle(info, unsafe { frame.payload_as::<T>(shape) });
             if M::ORDERED {
                 let subscriber = &mut *run.subscriber;
