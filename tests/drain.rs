@@ -3,13 +3,17 @@
 //! rings after a burst, Ordered still follows the numbers from ring to ring, room is still
 //! released to publishers while a long call runs, a handler's panic leaves the subscriber
 //! past exactly what it handled, and a subscriber demoted during the call stops there.
+//! Raw `drain` takes runs of frames of any length the channel accepts.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
 use salias::kind::Mode;
-use salias::{Channel, Config, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedMpsc, ReceiveError};
+use salias::{
+    Channel, Config, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedMpsc, RawFifoFanout, RawOrderedMpsc,
+    ReceiveError,
+};
 use support::{Sample, unique_name};
 
 #[test]
@@ -174,4 +178,82 @@ fn drain_stops_handing_out_views_once_demoted() {
         "{handled} of {full} handed out after the demotion"
     );
     assert_eq!(subscriber.drain(1, |_, _| {}), Err(ReceiveError::Demoted));
+}
+
+/// A raw message of 8 to 47 bytes, its number in the first 8 and in the last byte.
+fn raw_message(seq: u64) -> Vec<u8> {
+    let mut bytes = vec![seq as u8; 8 + (seq as usize * 7) % 40];
+    bytes[..8].copy_from_slice(&seq.to_le_bytes());
+    bytes
+}
+
+fn raw_seq(bytes: &[u8]) -> u64 {
+    let seq = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+    assert_eq!(bytes, raw_message(seq), "a frame read at the wrong place or length");
+    seq
+}
+
+/// Raw Ordered frames of many lengths, in runs from two rings: one call hands them out by
+/// their numbers, each frame found from the length of the one before.
+#[test]
+fn raw_ordered_drain_follows_the_numbers_across_frames_of_many_lengths() {
+    let name = unique_name("drain-raw-ordered");
+    let channel = RawOrderedMpsc::create(&Config::new(&name).publishers(2)).unwrap();
+    let mut publishers = [channel.publisher().unwrap(), channel.publisher().unwrap()];
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut seq = 0;
+    for (&run, producer) in [1, 2, 3, 4].iter().cycle().zip([0, 1].into_iter().cycle()).take(40) {
+        for _ in 0..run {
+            publishers[producer].offer(&raw_message(seq)).unwrap();
+            seq += 1;
+        }
+    }
+    let mut delivered = Vec::new();
+    let handled = subscriber
+        .drain(usize::MAX, |info, bytes| {
+            assert_eq!(info.sequence(), raw_seq(bytes));
+            delivered.push(info.sequence());
+        })
+        .unwrap();
+    assert_eq!(handled as u64, seq);
+    assert_eq!(delivered, (0..seq).collect::<Vec<_>>());
+}
+
+/// A tethered raw fanout subscriber counts the frames its runs take (raw frames vary in
+/// length, so positions alone do not say how many): once it goes on as a lossy subscriber
+/// and is lapped, it reports exactly the messages it missed.
+#[test]
+fn raw_fanout_drain_counts_its_run_for_what_it_misses_later() {
+    const READ: u64 = 10;
+    let name = unique_name("drain-raw-count");
+    let config = Config::new(&name)
+        .capacity(4096)
+        .tether_timeout(Duration::from_secs(60))
+        .max_message_size(64);
+    let channel = RawFifoFanout::create(&config).unwrap();
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..READ {
+        publisher.offer(&raw_message(seq)).unwrap();
+    }
+    let mut seqs = Vec::new();
+    assert_eq!(
+        subscriber
+            .drain(usize::MAX, |_, bytes| seqs.push(raw_seq(bytes)))
+            .unwrap() as u64,
+        READ
+    );
+    assert_eq!(seqs, (0..READ).collect::<Vec<_>>());
+    let mut lossy = subscriber.into_lossy().unwrap();
+    // Three rings' worth: the lossy subscriber holds nobody back, and is lapped.
+    let total = READ + 3 * 4096 / 24;
+    for seq in READ..total {
+        publisher.offer(&raw_message(seq)).unwrap();
+    }
+    let mut buffer = [0u8; 64];
+    let first = lossy.try_recv_into(&mut buffer).unwrap().expect("the ring's oldest");
+    let seq = raw_seq(&buffer[..*first]);
+    assert!(seq > READ, "lapped");
+    assert_eq!(first.missed_before(), seq - READ);
+    assert_eq!(lossy.missed(), seq - READ);
 }

@@ -133,24 +133,66 @@ fn typed_frame_of_the_wrong_size_is_an_error() {
     );
 }
 
-#[test]
-fn typed_frame_of_the_wrong_size_ends_a_drain_with_an_error() {
-    let name = unique_name("hostile-typed-drain");
-    let channel = FifoMpsc::<Sample>::create(&Config::new(&name)).unwrap();
-    let mut raw = Raw::open(&name, 1, 1);
+/// A `Sample` channel whose third frame, behind two good ones in the same ring, declares
+/// 63 bytes.
+fn third_sample_frame_of_63_bytes(name: &str) -> FifoMpsc<Sample> {
+    let channel = FifoMpsc::<Sample>::create(&Config::new(name)).unwrap();
+    let mut raw = Raw::open(name, 1, 1);
     let mut publisher = channel.publisher().unwrap();
     for seq in 0..4 {
         publisher.offer(&Sample::new(0, seq)).unwrap();
     }
-    // The third frame, behind two good ones in the same ring: a FIFO frame of a 64-byte
-    // `Sample` is 80 bytes, its 16-byte header first.
+    // A FIFO frame of a 64-byte `Sample` is 80 bytes, its 16-byte header first.
     raw.set_ring(2 * 80 + raw.offsets.frame_len, 63);
+    channel
+}
+
+/// `drain` takes the frames behind the first in a run, which checks each length as the
+/// search does: a typed handle's, and a raw view's of a typed channel (a length that would
+/// fit the largest message, but not the type's), stop there, and the search reports it.
+#[test]
+fn frame_of_the_wrong_size_ends_a_drain_with_an_error() {
+    let name = unique_name("hostile-typed-drain");
+    let channel = third_sample_frame_of_63_bytes(&name);
     let mut subscriber = channel.subscriber().unwrap();
     let mut handed_out = Vec::new();
     let drained = subscriber.drain(16, |_, sample| handed_out.push(sample.seq));
     let what = fault_what(drained, ReceiveError::Corrupt, subscriber.fault());
     assert!(what.contains("at position 160 declaring 63 bytes"), "{what}");
     assert_eq!(handed_out, [0, 1]);
+
+    let name = unique_name("hostile-raw-view-drain");
+    let _channel = third_sample_frame_of_63_bytes(&name);
+    let view = FifoMpsc::<salias::Bytes>::connect_as_bytes(&name).unwrap();
+    let mut subscriber = view.subscriber().unwrap();
+    let mut handed_out = Vec::new();
+    let drained = subscriber.drain(16, |_, bytes| handed_out.push(bytes.len()));
+    let what = fault_what(drained, ReceiveError::Corrupt, subscriber.fault());
+    assert!(
+        what.contains("at position 160 declaring 63 bytes, but this channel's messages are exactly 64"),
+        "{what}"
+    );
+    assert_eq!(handed_out, [64, 64]);
+}
+
+/// The same for raw frames of a channel of any size: past its largest message.
+#[test]
+fn raw_frame_past_the_largest_ends_a_drain_with_an_error() {
+    let name = unique_name("hostile-raw-drain");
+    let channel = RawFifoMpsc::create(&Config::new(&name).capacity(4096).max_message_size(100)).unwrap();
+    let mut raw = Raw::open(&name, 1, 1);
+    let mut publisher = channel.publisher().unwrap();
+    for len in [10, 20, 30, 40] {
+        publisher.offer(&vec![len as u8; len]).unwrap();
+    }
+    // The third frame: FIFO frames are a 16-byte header and the payload, rounded up to 8.
+    raw.set_ring(32 + 40 + raw.offsets.frame_len, 101);
+    let mut subscriber = channel.subscriber().unwrap();
+    let mut handed_out = Vec::new();
+    let drained = subscriber.drain(16, |_, bytes| handed_out.push(bytes.len()));
+    let what = fault_what(drained, ReceiveError::Corrupt, subscriber.fault());
+    assert!(what.contains("at position 72 declaring 101 bytes"), "{what}");
+    assert_eq!(handed_out, [10, 20]);
 }
 
 #[test]

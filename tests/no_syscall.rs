@@ -49,13 +49,18 @@ fn hot_loop() {
         assert_eq!(subscriber.recv_batch(16, |_, t| sum += t.seq).unwrap(), 8);
         raw_publisher.offer(&[1u8; 100]).unwrap();
         sum += raw_subscriber.try_recv().unwrap().unwrap().len() as u64;
+        raw_publisher.offer_batch(&[&[2u8; 40][..], &[3u8; 60]]).unwrap();
+        assert_eq!(
+            raw_subscriber.drain(2, |_, bytes| sum += bytes.len() as u64).unwrap(),
+            2
+        );
         ordered_publisher.offer_batch(&batch[..2]).unwrap();
         ordered_subscriber
             .drain(2, |info, t| sum += t.seq + info.sequence() % 2)
             .unwrap();
     }
     strace_marker("salias-hot-end");
-    assert_eq!(sum, 2 * (50_000 * 49_999 / 2) + 50_000 * (8 + 8 + 100 + 2 + 1));
+    assert_eq!(sum, 2 * (50_000 * 49_999 / 2) + 50_000 * (8 + 8 + 100 + 100 + 2 + 1));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Reading one ring in place: the committed frame at a ring's head, moving past it, and
 //! releasing room to publishers in batches.
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::select::BURST;
@@ -10,7 +11,7 @@ use crate::handle_error::ReceiveError;
 use crate::kind::{KindMarker, Mode, Topology};
 use crate::message::{Frame, Message, Payload};
 use crate::protocol::{self, Head};
-use crate::wire::frame::{self, RawHeader};
+use crate::wire::frame::{self, RawHeader, Shape};
 use crate::wire::layout::CURSOR_UNTETHERED;
 use crate::wire::ring::{FrameAt, ReadOnly};
 
@@ -243,6 +244,20 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         unsafe { next.frame.payload(self.shape(), next.len) }
     }
 
+    /// The frame `next` as `drain` hands it out.
+    ///
+    /// # Safety
+    /// As for [`Subscriber::payload`].
+    #[inline(always)]
+    pub(super) unsafe fn committed(&self, next: Next) -> Committed<'_, T> {
+        Committed {
+            frame: next.frame,
+            shape: self.shape(),
+            len: next.len,
+            _borrow: PhantomData,
+        }
+    }
+
     /// The payload of the frame `next` of a typed channel, as a `T`.
     ///
     /// # Safety
@@ -260,27 +275,30 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 }
 
-impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// `drain`, after handing out a message from `ring`: hands out the messages right
     /// behind it in the same ring for as long as each is the one a search would find next
     /// (FIFO: up to what is left of the burst; Ordered: the next number), up to `budget`;
     /// returns how many. Per message, the steps of a search's look at the current ring and
     /// of `advance`, with the ring's view and head kept in registers rather than read back
     /// from `readers` (the reader's copy and second indexing, and the search's branches:
-    /// callgrind, `benches/instructions`, the run saves FIFO 25-26 instructions a message
-    /// and Ordered 31; doc/performance-notes.md). A
-    /// frame the run does not take, an invalid one included, is left to the search. Also
-    /// says whether the run ended at a frame not yet committed, which a search would only
-    /// look at again.
+    /// callgrind, `benches/instructions`, the run saves typed FIFO 25-26 instructions a
+    /// message and Ordered 31; doc/performance-notes.md). A frame the run does not take,
+    /// an invalid one included, is left to the search. Also says whether the run ended at
+    /// a frame not yet committed, which a search would only look at again.
     #[inline(always)]
     pub(super) fn run(
         &mut self,
         ring: usize,
         budget: usize,
-        handle: &mut impl FnMut(MessageInfo<M>, &T),
+        mut handle: impl FnMut(MessageInfo<M>, Committed<'_, T>),
     ) -> (usize, bool) {
-        let shape = Frame::<T, M>::SHAPE;
-        let frame_len = shape.len(size_of::<T>()) as u64;
+        let shape = self.shape();
+        // The length every frame must have: a typed handle's, known at compile time, or a
+        // fixed-size channel's. Then the next frame's position does not wait for this
+        // frame's header to arrive (`checked_head`).
+        let known_len = T::FIXED_LEN.or(self.fixed_len);
+        let max_len = self.max_len;
         let limit = if M::ORDERED {
             budget
         } else {
@@ -308,13 +326,17 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
                 uncommitted = true;
                 break;
             }
-            // The commit, loaded with Acquire, made the header visible. A typed handle's
-            // channel has the type's size (its fingerprint says so), so the run takes only
-            // frames of exactly that length, without flags (no hole), and, Ordered, numbered
-            // next; FIFO frames read sequence and flags as 0.
+            // The commit, loaded with Acquire, made the header visible. The run takes only
+            // frames of a length `checked_head` accepts, without flags (no hole), and,
+            // Ordered, numbered next; FIFO frames read sequence and flags as 0.
             let header = frame.header(shape);
             let wanted = if M::ORDERED { run.subscriber.next_sequence } else { 0 };
-            if header.len != size_of::<T>() || header.flags != 0 || header.sequence != wanted {
+            let len = match known_len {
+                Some(len) if header.len == len => len,
+                None if header.len <= max_len => header.len,
+                _ => break,
+            };
+            if header.flags != 0 || header.sequence != wanted {
                 break;
             }
             let info = MessageInfo {
@@ -323,14 +345,15 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
                 gap: 0,
                 _mode: KindMarker::default(),
             };
-            // SAFETY: the frame at the head is committed and its length is `size_of::<T>()`
-            // (read and checked above for FIFO; implied by a typed Ordered frame, whose
-            // size the channel's geometry was validated against at connect), so it lies in
-            // the double view, as `payload_as` requires; the head moves past it only after
-            // `handle` returns, so the cursor holds publishers off it while it is borrowed;
-            // frames of `T` are aligned to `align_of::<T>()` and `T: Message` accepts any
-            // bytes (peers' part: crate docs, "What a borrowed message assumes about peers").
-            handle(info, unsafe { frame.payload_as::<T>(shape) });
+            handle(
+                info,
+                Committed {
+                    frame,
+                    shape,
+                    len,
+                    _borrow: PhantomData,
+                },
+            );
             if M::ORDERED {
                 let subscriber = &mut *run.subscriber;
                 subscriber.next_sequence = header.sequence + 1;
@@ -341,7 +364,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
                         .store(subscriber.next_sequence, Ordering::Relaxed);
                 }
             }
-            run.head = head + frame_len;
+            run.head = head + shape.len(len) as u64;
             run.taken += 1;
             if run.head >= release_at {
                 let subscriber = &mut *run.subscriber;
@@ -355,6 +378,47 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             }
         }
         (run.taken, uncommitted)
+    }
+}
+
+/// A committed frame `drain` hands to its handler, found by a search (`committed`) or taken
+/// by a run, and readable until the handler returns: the handler takes it for every
+/// lifetime `'a`, so it cannot keep it, and `drain` moves the head past the frame (letting
+/// publishers reuse it) only after the handler returns.
+pub(super) struct Committed<'a, T> {
+    frame: FrameAt<ReadOnly>,
+    shape: Shape,
+    /// Validated as `checked_head` does: the channel's fixed length (`T`'s size for a typed
+    /// handle), or at most its largest message.
+    len: usize,
+    _borrow: PhantomData<&'a T>,
+}
+
+impl<'a, T> Committed<'a, T> {
+    /// The payload's bytes.
+    #[inline(always)]
+    pub(super) fn bytes(&self) -> &'a [u8] {
+        // SAFETY: the frame is committed (its commit word loaded with Acquire matched its
+        // position) and its length was validated against the channel's geometry, which
+        // bounds it inside the double view, as `payload` requires; `drain` moves the head
+        // past it only after the handler that holds this returns, so the cursor holds
+        // publishers off it meanwhile (peers' part: crate docs, "What a borrowed message
+        // assumes about peers").
+        unsafe { self.frame.payload(self.shape, self.len) }
+    }
+
+    /// The payload as the handle's message type.
+    #[inline(always)]
+    pub(super) fn message(&self) -> &'a T
+    where
+        T: Message,
+    {
+        // SAFETY: as in `bytes`; for a typed handle `len` is exactly `T`'s size (its
+        // `FIXED_LEN`, which the search and the run check for FIFO and which a typed
+        // Ordered frame implies, the channel's geometry validated against it at connect);
+        // frames of `T` are aligned to `align_of::<T>()` (the handle's shape), and
+        // `T: Message` accepts any bytes and has no interior mutability behind the view.
+        unsafe { self.frame.payload_as::<T>(self.shape) }
     }
 }
 
@@ -377,5 +441,9 @@ impl<T: Payload, M: Mode, K: Topology> Drop for Run<'_, T, M, K> {
             subscriber.hot.burst.set(subscriber.hot.burst.get() + self.taken as u32);
         }
         subscriber.hot.received += self.taken as u64;
+        if K::FANOUT && !M::ORDERED && T::FIXED_LEN.is_none() {
+            // As `move_head`: what a lossy subscriber missed is counted in frames.
+            subscriber.counts[self.ring].frames += self.taken as u64;
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::reader::Committed;
 use super::{MessageInfo, Next, Received, Subscriber};
 use crate::error::Result;
 use crate::handle_error::ReceiveError;
@@ -237,6 +238,18 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// ```
     #[inline]
     pub fn drain(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &T)) -> Result<usize, ReceiveError> {
+        self.drain_committed(max, |info, frame| handle(info, frame.message()))
+    }
+}
+
+impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
+    /// `drain`, typed and raw: each message goes to `handle` as a view of its frame.
+    #[inline(always)]
+    fn drain_committed(
+        &mut self,
+        max: usize,
+        mut handle: impl FnMut(MessageInfo<M>, Committed<'_, T>),
+    ) -> Result<usize, ReceiveError> {
         self.check_usable()?;
         self.check_tether()?;
         let mut count = 0;
@@ -247,7 +260,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
             let Some(next) = self.find()? else { break };
             // SAFETY: `find` just returned `next` and the head moves only below (peers'
             // part: crate docs, "What a borrowed message assumes about peers").
-            handle(Self::info(next), unsafe { self.message(next) });
+            handle(Self::info(next), unsafe { self.committed(next) });
             self.advance(next);
             count += 1;
             if K::FANOUT && self.demoted {
@@ -342,24 +355,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
     /// ```
     #[inline]
     pub fn drain(&mut self, max: usize, mut handle: impl FnMut(MessageInfo<M>, &[u8])) -> Result<usize, ReceiveError> {
-        self.check_usable()?;
-        self.check_tether()?;
-        let mut count = 0;
-        // Demoted during the call: as in the typed `drain`.
-        while count < max && !(K::FANOUT && self.demoted) {
-            let Some(next) = self.find()? else { break };
-            // SAFETY: as in the typed `drain`.
-            handle(Self::info(next), unsafe { self.payload(next) });
-            self.advance(next);
-            count += 1;
-        }
-        self.check_usable()?;
-        self.release_all();
-        self.polled(count, max)?;
-        if count < max {
-            self.drained();
-        }
-        Ok(count)
+        self.drain_committed(max, |info, frame| handle(info, frame.bytes()))
     }
 
     /// Waits with the wait strategy until a message is committed, then hands up to `max`
