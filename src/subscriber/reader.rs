@@ -244,20 +244,6 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         unsafe { next.frame.payload(self.shape(), next.len) }
     }
 
-    /// The frame `next` as `drain` hands it out.
-    ///
-    /// # Safety
-    /// As for [`Subscriber::payload`].
-    #[inline(always)]
-    pub(super) unsafe fn committed(&self, next: Next) -> Committed<'_, T> {
-        Committed {
-            frame: next.frame,
-            shape: self.shape(),
-            len: next.len,
-            _borrow: PhantomData,
-        }
-    }
-
     /// The payload of the frame `next` of a typed channel, as a `T`.
     ///
     /// # Safety
@@ -381,10 +367,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     }
 }
 
-/// A committed frame `drain` hands to its handler, found by a search (`committed`) or taken
-/// by a run, and readable until the handler returns: the handler takes it for every
-/// lifetime `'a`, so it cannot keep it, and `drain` moves the head past the frame (letting
-/// publishers reuse it) only after the handler returns.
+/// A committed frame a run hands to its handler, readable until the handler returns: the
+/// handler takes it for every lifetime `'a`, so it cannot keep it, and the run moves the
+/// head past the frame (letting publishers reuse it) only after the handler returns.
 pub(super) struct Committed<'a, T> {
     frame: FrameAt<ReadOnly>,
     shape: Shape,
@@ -400,7 +385,7 @@ impl<'a, T> Committed<'a, T> {
     pub(super) fn bytes(&self) -> &'a [u8] {
         // SAFETY: the frame is committed (its commit word loaded with Acquire matched its
         // position) and its length was validated against the channel's geometry, which
-        // bounds it inside the double view, as `payload` requires; `drain` moves the head
+        // bounds it inside the double view, as `payload` requires; the run moves the head
         // past it only after the handler that holds this returns, so the cursor holds
         // publishers off it meanwhile (peers' part: crate docs, "What a borrowed message
         // assumes about peers").
@@ -414,8 +399,8 @@ impl<'a, T> Committed<'a, T> {
         T: Message,
     {
         // SAFETY: as in `bytes`; for a typed handle `len` is exactly `T`'s size (its
-        // `FIXED_LEN`, which the search and the run check for FIFO and which a typed
-        // Ordered frame implies, the channel's geometry validated against it at connect);
+        // `FIXED_LEN`, which the run checks for FIFO and which a typed Ordered frame
+        // implies, the channel's geometry validated against it at connect);
         // frames of `T` are aligned to `align_of::<T>()` (the handle's shape), and
         // `T: Message` accepts any bytes and has no interior mutability behind the view.
         unsafe { self.frame.payload_as::<T>(self.shape) }
