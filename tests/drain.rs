@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 
 use salias::kind::Mode;
 use salias::{
-    Channel, Config, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedMpsc, RawFifoFanout, RawOrderedMpsc,
-    ReceiveError,
+    Bytes, Channel, Config, Fifo, FifoFanout, FifoMpsc, Mpsc, Ordered, OrderedMpsc, RawFifoFanout, RawFifoMpsc,
+    RawOrderedMpsc, ReceiveError,
 };
 use support::{Sample, unique_name};
+use zerocopy::FromBytes;
 
 #[test]
 fn fifo_drain_goes_round_the_rings_after_a_burst() {
@@ -256,4 +257,80 @@ fn raw_fanout_drain_counts_its_run_for_what_it_misses_later() {
     assert!(seq > READ, "lapped");
     assert_eq!(first.missed_before(), seq - READ);
     assert_eq!(lossy.missed(), seq - READ);
+}
+
+/// A raw view of a typed Ordered channel, whose frames store no length: the run takes them
+/// at the type's size, and stops at a declared gap, which the search reports before the
+/// next message.
+#[test]
+fn raw_view_of_an_ordered_channel_drains_across_a_gap() {
+    let name = unique_name("drain-raw-view-ordered");
+    let channel = OrderedMpsc::<Sample>::create(&Config::new(&name)).unwrap();
+    let mut publisher = channel.publisher().unwrap();
+    for seq in 0..3 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    publisher.publish_gap(2).unwrap();
+    for seq in 5..8 {
+        publisher.offer(&Sample::new(0, seq)).unwrap();
+    }
+    let view = OrderedMpsc::<Bytes>::connect_as_bytes(&name).unwrap();
+    let mut subscriber = view.subscriber().unwrap();
+    let mut delivered = Vec::new();
+    let handled = subscriber
+        .drain(usize::MAX, |info, bytes| {
+            let sample = Sample::read_from_bytes(bytes).expect("a whole Sample");
+            assert_eq!(sample, Sample::new(0, sample.seq));
+            delivered.push((info.sequence(), info.gap_before(), sample.seq));
+        })
+        .unwrap();
+    assert_eq!(handled, 6);
+    assert_eq!(
+        delivered,
+        [(0, 0, 0), (1, 0, 1), (2, 0, 2), (5, 2, 5), (6, 0, 6), (7, 0, 7)]
+    );
+    assert_eq!(subscriber.gaps().last, Some(3..5));
+}
+
+/// Raw `drain` releases room inside a run and leaves a panicking handler's subscriber past
+/// what it handled, as the typed one does.
+#[test]
+fn raw_drain_releases_room_and_survives_a_panicking_handler() {
+    let name = unique_name("drain-raw-release");
+    let channel = RawFifoMpsc::create(&Config::new(&name).capacity(8192).max_message_size(64)).unwrap();
+    let (mut publisher, mut subscriber) = (channel.publisher().unwrap(), channel.subscriber().unwrap());
+    let mut seq = 0;
+    while publisher.offer(&raw_message(seq)).is_ok() {
+        seq += 1;
+    }
+    let full = seq;
+    assert!(full > 100, "a ring of 8 KiB holds {full} messages");
+    let mut refills = 0;
+    let handled = subscriber
+        .drain(full as usize, |_, bytes| {
+            // Inside the first run (FIFO's burst is 64) and past the ring's first quarter
+            // (frames of 24 to 64 bytes, 44 on average).
+            if raw_seq(bytes) == 60 {
+                publisher.offer(&raw_message(full)).unwrap();
+                refills += 1;
+            }
+        })
+        .unwrap();
+    assert_eq!((handled as u64, refills), (full, 1));
+
+    for seq in full + 1..full + 11 {
+        publisher.offer(&raw_message(seq)).unwrap();
+    }
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        subscriber.drain(usize::MAX, |_, bytes| {
+            assert_ne!(raw_seq(bytes), full + 6, "the handler's own panic")
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(subscriber.received(), full + 6);
+    let mut rest = Vec::new();
+    subscriber
+        .drain(usize::MAX, |_, bytes| rest.push(raw_seq(bytes)))
+        .unwrap();
+    assert_eq!(rest, (full + 6..full + 11).collect::<Vec<_>>());
 }

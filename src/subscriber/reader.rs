@@ -398,9 +398,10 @@ impl<'a, T> Committed<'a, T> {
     where
         T: Message,
     {
-        // SAFETY: as in `bytes`; for a typed handle `len` is exactly `T`'s size (its
-        // `FIXED_LEN`, which the run checks for FIFO and which a typed Ordered frame
-        // implies, the channel's geometry validated against it at connect);
+        debug_assert_eq!(self.len, size_of::<T>());
+        // SAFETY: as in `bytes`; for a typed handle `len` is exactly `T`'s size: the run
+        // takes only frames of its `FIXED_LEN`, which a FIFO frame declares and a typed
+        // Ordered frame implies (the channel's geometry validated against it at connect);
         // frames of `T` are aligned to `align_of::<T>()` (the handle's shape), and
         // `T: Message` accepts any bytes and has no interior mutability behind the view.
         unsafe { self.frame.payload_as::<T>(self.shape) }
