@@ -90,7 +90,8 @@ impl WaitStrategy for BusySpin {
 /// on a 2-vCPU Intel Xeon host whose subscriber stays behind its publisher either way (a
 /// `drain` loop there delivers 0.82-0.88× the SPSC floor's rate). Large messages gain on
 /// the Intel host too: raw single offers of 2 and 4 KiB 1.5×, and 1 KiB ones no longer
-/// fall to a third of their rate in some runs (the size sweep's 4 MiB ring, 90 rounds).
+/// fall to a third of their rate in some runs (`cargo bench --bench ipc -- --only sizes
+/// --quick`, 4 MiB ring, 30 rounds of each subscriber).
 ///
 /// The cost is latency, and only while messages keep coming: one that arrives during the
 /// pauses waits for their end (64 pauses: 1.6 µs on the AMD host, where `pause` takes
