@@ -13,7 +13,8 @@ use crate::wait;
 use crate::wire::frame;
 
 /// How far ahead of its frames a publisher prefetches ring lines for writing, and in
-/// blocks of how many bytes (doc/performance-notes.md; a 2-core Intel Xeon VM). 2 KiB is
+/// blocks of how many bytes (`cargo bench --bench ipc` on a 2-core Intel Xeon VM;
+/// doc/performance-notes.md, "Where a batch asks for its lines ahead"). 2 KiB is
 /// about 25 frames of a 64-byte message; 4 KiB ahead with 512-byte blocks ran raw 8-byte
 /// and 1 KiB single offers at 0.93× of 2 KiB ahead with 1 KiB blocks. Blocks of 512 bytes,
 /// 8 prefetches at a time rather than 16, ran Ordered single offers 1.07× as fast as
@@ -152,15 +153,16 @@ impl<T: Payload, M: Mode, K: Topology> Publisher<T, M, K> {
         copy: PayloadCopy,
     ) -> Result<(), PublishError> {
         let start = self.reserve_room(frames)?;
-        // Where a publish asks for the lines ahead (measured on a 2-core Intel Xeon VM;
-        // doc/performance-notes.md): a single offer before it writes. A batch whose frames
+        // Where a publish asks for the lines ahead (`cargo bench --bench ipc` on a 2-core
+        // Intel Xeon VM; doc/performance-notes.md): a single offer before it writes. A batch whose frames
         // average 512 bytes or more frame by frame, as it writes each: asked for once before
         // the writes, the lines of a batch of 512-byte messages were not owned when the
         // copies reached them (0.3× of single offers), and 2 and 4 KiB batches ran 0.8× and
         // 0.9× as fast. A batch of smaller frames once, after writing them and before
         // committing: asked for before the writes, the same prefetches left batches of
         // 256-byte messages at 0.8× and batches into a 64 MiB ring at 0.9×; frame by frame
-        // ran about as fast, at 126 instructions more a batch of 16 64-byte messages.
+        // ran about as fast, at 126 instructions more a batch of 16 64-byte messages
+        // (callgrind, `benches/instructions`).
         let per_frame = count > 1 && frames >= 8 * LINE * count as u64;
         if count == 1 {
             self.prefetch_ahead(start, start + frames);
