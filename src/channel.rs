@@ -590,3 +590,42 @@ pub fn remove(name: &str) -> Result<()> {
 pub fn remove_stale(name: &str) -> Result<bool> {
     region::remove_stale(name)
 }
+
+#[cfg(test)]
+mod tests {
+    /// How `run` tells a subscriber behind its publisher (it reads ahead) from one close
+    /// behind: the messages taken since a receive last found nothing left.
+    #[test]
+    fn a_receive_that_finds_nothing_left_marks_the_subscriber_caught_up() {
+        let name = format!("unit-caught-up-{}", std::process::id());
+        let channel = crate::RawFifoMpsc::create(&crate::Config::new(&name)).unwrap();
+        let mut subscriber = channel.subscriber().unwrap();
+        let mut publisher = channel.publisher().unwrap();
+        for i in 0u64..40 {
+            publisher.offer(&i.to_le_bytes()).unwrap();
+        }
+        assert_eq!(subscriber.drain(10, |_, _| {}).unwrap(), 10);
+        assert_eq!(
+            subscriber.taken_since_caught_up(),
+            10,
+            "a drain that filled its budget left messages"
+        );
+        assert_eq!(subscriber.drain(100, |_, _| {}).unwrap(), 30);
+        assert_eq!(
+            subscriber.taken_since_caught_up(),
+            0,
+            "a drain that took everything caught up"
+        );
+        publisher.offer(&[1; 8]).unwrap();
+        publisher.offer(&[2; 8]).unwrap();
+        assert!(subscriber.try_recv().unwrap().is_some());
+        assert_eq!(
+            subscriber.taken_since_caught_up(),
+            1,
+            "a message left behind the one taken"
+        );
+        assert!(subscriber.try_recv().unwrap().is_some());
+        assert!(subscriber.try_recv().unwrap().is_none());
+        assert_eq!(subscriber.taken_since_caught_up(), 0, "an empty try_recv caught up");
+    }
+}

@@ -82,6 +82,10 @@ struct ReadState {
     current: Cell<usize>,
     burst: Cell<u32>,
     received: u64,
+    /// `received` when a receive last found nothing left to take: how many messages were
+    /// taken since says whether the subscriber is behind its publishers (`run` reads
+    /// ahead).
+    caught_up_at: u64,
     /// Consecutive searches that found nothing.
     misses: u32,
 }
@@ -257,6 +261,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
                 current: Cell::new(0),
                 burst: Cell::new(0),
                 received: 0,
+                caught_up_at: 0,
                 misses: 0,
             }),
             next_sequence: 0,
@@ -411,6 +416,12 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
     /// Messages this handle has received.
     pub fn received(&self) -> u64 {
         self.hot.received
+    }
+
+    /// Messages taken since a receive last found nothing left (`run` reads ahead from 16).
+    #[cfg(test)]
+    pub(crate) fn taken_since_caught_up(&self) -> u64 {
+        self.hot.received.wrapping_sub(self.hot.caught_up_at)
     }
 
     /// FIFO, joined with [`Start::Last(n)`](Start::Last): per publisher slot, how many of

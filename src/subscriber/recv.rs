@@ -40,7 +40,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         if let Some(next) = self.found_nothing()? {
             return Ok(Some(next));
         }
-        self.drained();
+        self.nothing_left();
         Ok(None)
     }
 
@@ -71,6 +71,15 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
             self.found_nothing()?;
         }
         Ok(())
+    }
+
+    /// A receive found nothing left to take: notes that the subscriber caught up with its
+    /// publishers (a `run` reads ahead only once it is behind again), and arms the
+    /// descriptor if watched.
+    #[inline(always)]
+    fn nothing_left(&mut self) {
+        self.hot.caught_up_at = self.hot.received;
+        self.drained();
     }
 
     #[cold]
@@ -264,7 +273,7 @@ impl<T: Message, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.release_all();
         self.polled(count, max)?;
         if count < max {
-            self.drained();
+            self.nothing_left();
         }
         Ok(count)
     }
@@ -369,7 +378,7 @@ impl<M: Mode, K: Topology> Subscriber<Bytes, M, K> {
         self.release_all();
         self.polled(count, max)?;
         if count < max {
-            self.drained();
+            self.nothing_left();
         }
         Ok(count)
     }
