@@ -35,9 +35,9 @@ use crate::wire::ring::{FrameAt, ReadOnly, Ring};
 ///   single offers 1.85×; 64-byte single offers 0.96×.
 ///
 /// Reading 8 KiB ahead in a 1 MiB ring ran batches at 0.87×; 4 KiB ahead in a 4 MiB ring
-/// gained 128-byte batches more but ran raw 64-byte single offers at 0.85–0.98×; 2 KiB ahead left most 64 MiB rounds in their slow
-/// mode; one line a block lost the gains; counting from the 8th message of a run halved
-/// batches through a 1 MiB ring.
+/// gained 128-byte batches more but ran raw 8–128-byte single offers at 0.96–0.98×; 2 KiB
+/// ahead left most 64 MiB rounds in their slow mode; one line a block lost the gains;
+/// counting from the 8th message of a run halved batches through a 1 MiB ring.
 const READ_AHEAD_AFTER: u64 = 16;
 const READ_AHEAD: u64 = 2048;
 const FAR_READ_AHEAD: u64 = 8192;
