@@ -113,7 +113,7 @@ def states_section(page, data, sources):
         "harness's parent just before the run's processes start and just after they end "
         "([`doc/benchmarking.md`](benchmarking.md) rule 11). The probes of all runs fall into the levels "
         f"below (a new level where a figure exceeds the lowest of the level below by {compute.LEVEL_STEP:g}×; "
-        f"a level of fewer than {compute.MIN_LEVEL_SHARE:.0%} of the probes is a probe caught mid-change, no state); "
+        f"a level of fewer than 5 probes and fewer than {compute.MIN_LEVEL_SHARE:.0%} of them is a probe caught mid-change, no state); "
         "a run whose two probes fall in one level ran in that state, one whose probes differ (or fall "
         "between levels) changed state during the run and is paired with nothing. The state names the line's one-way latency.",
         "",

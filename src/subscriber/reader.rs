@@ -15,29 +15,32 @@ use crate::wire::frame::{self, RawHeader, Shape};
 use crate::wire::layout::CURSOR_UNTETHERED;
 use crate::wire::ring::{FrameAt, ReadOnly, Ring};
 
-/// Reading ahead (`run`). A subscriber that has taken `READ_AHEAD_AFTER` messages since
-/// a receive last found nothing left is taken to be behind its publisher: the frames
-/// ahead of its head were then committed a while ago (behind a full ring, a whole ring
-/// ago), and their lines have left the publisher's cache. A guess, never a read: a
-/// prefetch changes nothing a subscriber sees. Each time its head enters a new `READ_BLOCK` of the
-/// ring, it asks for every line of the block `READ_AHEAD` bytes further on, or
-/// `FAR_READ_AHEAD` in a ring of `FAR_RING` or more, whose lines come from further away.
-/// Close behind a publisher, the same requests would take lines the publisher is still
-/// writing, so a subscriber that has just caught up takes 16 messages first.
+/// Reading ahead (`run`, so `drain` and `recv_batch`). A subscriber that has taken
+/// `READ_AHEAD_AFTER` messages since a receive last found nothing left is taken to be
+/// behind its publisher: likely, the frames ahead of its head were committed a while ago
+/// (behind a full ring, a whole ring ago) and their lines have left the publisher's
+/// cache. A guess, never a read: a prefetch changes nothing a subscriber sees. Each
+/// message that takes its head into a new `READ_BLOCK` of the ring asks for every line of
+/// the block `READ_AHEAD` bytes past the one it lands in (one block a message, however
+/// many it crosses), or `FAR_READ_AHEAD` in a ring of `FAR_RING` or more. The wait of 16
+/// messages after catching up keeps a subscriber close behind its publisher from asking
+/// for lines the publisher may still be writing; the count is in messages, not bytes, so
+/// it does not prove the subscriber is as far behind as the distance.
 ///
 /// Measured with `cargo bench --bench ipc` on a 2-core Intel Xeon VM
 /// (doc/performance-notes.md, "A subscriber behind its publisher reads ahead"), against
 /// no reading ahead:
 /// - typed 64-byte messages, single offers and batches: 1.07× and 1.05× as fast through a
 ///   1 MiB ring, 1.65× and 1.70× through 4 MiB, 1.87× and 4.2× through 64 MiB (no round
-///   left in the slow mode most 64 MiB rounds fell into);
+///   left in the slow mode 5 of 40 single-offer and 31 of 40 batch rounds fell into);
 /// - raw messages in a 4 MiB ring: 128-byte batches 1.10×, 1 KiB batches 1.74×, 2 KiB
 ///   single offers 1.85×; 64-byte single offers 0.96×.
 ///
-/// Reading 8 KiB ahead in a 1 MiB ring ran batches at 0.87×; 4 KiB ahead in a 4 MiB ring
-/// gained 128-byte batches more but ran raw 8–128-byte single offers at 0.96–0.98×; 2 KiB
-/// ahead left most 64 MiB rounds in their slow mode; one line a block lost the gains;
-/// counting from the 8th message of a run halved batches through a 1 MiB ring.
+/// Reading 8 KiB ahead in a 1 MiB ring ran batches at 0.87× (184 against 212 M msg/s);
+/// 4 KiB ahead in a 4 MiB ring gained 128-byte batches more but ran raw 8–128-byte single
+/// offers at 0.96–0.98×; 2 KiB ahead left most 64 MiB rounds in their slow mode; one line
+/// a block lost the gains; counting from the 8th message of a run ran batches through a
+/// 1 MiB ring at 0.60×.
 const READ_AHEAD_AFTER: u64 = 16;
 const READ_AHEAD: u64 = 2048;
 const FAR_READ_AHEAD: u64 = 8192;
