@@ -121,7 +121,10 @@ BLOCKING_CALLS = {
 def test_ctrl_c_interrupts_a_blocking_call(call):
     name = unique_name("interrupt")
     script = (
-        "import sys, salias\n"
+        "import signal, sys, salias\n"
+        # Python keeps SIGINT ignored if it started so (a child of a background job in a
+        # shell without job control): Ctrl-C must reach the call whatever ran the tests.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "channel = salias.FifoMpsc.create(sys.argv[1], capacity=4096, max_message_size=64)\n"
         "def fill(publisher):\n"
         "    while publisher.offer(b'x' * 64): pass\n"
