@@ -591,6 +591,8 @@ pub fn remove_stale(name: &str) -> Result<bool> {
     region::remove_stale(name)
 }
 
+// Here rather than in `subscriber`: a test there would build a channel, and `subscriber`
+// may not depend on `channel` (scripts/layers).
 #[cfg(test)]
 mod tests {
     /// How `run` tells a subscriber behind its publisher (it reads ahead) from one close

@@ -418,8 +418,9 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         self.hot.received
     }
 
-    /// Messages taken since a receive last found nothing left (`run` reads ahead from 16).
-    #[cfg(test)]
+    /// Messages taken since a receive last found nothing left: `run` reads ahead from
+    /// `READ_AHEAD_AFTER` on.
+    #[inline(always)]
     pub(crate) fn taken_since_caught_up(&self) -> u64 {
         self.hot.received.wrapping_sub(self.hot.caught_up_at)
     }

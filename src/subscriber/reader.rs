@@ -22,8 +22,8 @@ use crate::wire::ring::{FrameAt, ReadOnly, Ring};
 /// cache. A guess, never a read: a prefetch changes nothing a subscriber sees. Each
 /// message that takes its head into a new `READ_BLOCK` of the ring asks for every line of
 /// the block `READ_AHEAD` bytes past the one it lands in (one block a message, however
-/// many it crosses), or `FAR_READ_AHEAD` in a ring of `FAR_RING` or more. The wait of 16
-/// messages after catching up keeps a subscriber close behind its publisher from asking
+/// many it crosses), or `FAR_READ_AHEAD` in a ring of `FAR_RING` or more. The wait of
+/// `READ_AHEAD_AFTER` messages after catching up keeps a subscriber close behind its publisher from asking
 /// for lines the publisher may still be writing; the count is in messages, not bytes, so
 /// it does not prove the subscriber is as far behind as the distance.
 ///
@@ -338,8 +338,7 @@ impl<T: Payload, M: Mode, K: Topology> Subscriber<T, M, K> {
         } = self.readers[ring];
         let mut release_at = released + self.release_every;
         // From which message of this run on it reads ahead.
-        let behind = self.hot.received.wrapping_sub(self.hot.caught_up_at);
-        let read_ahead_from = READ_AHEAD_AFTER.saturating_sub(behind) as usize;
+        let read_ahead_from = READ_AHEAD_AFTER.saturating_sub(self.taken_since_caught_up()) as usize;
         let ahead = if self.capacity >= FAR_RING {
             FAR_READ_AHEAD
         } else {

@@ -143,6 +143,12 @@ impl Ring<ReadOnly> {
     /// capacity: the lines lie in one stretch of the first view, one address computed.
     #[inline(always)]
     pub fn prefetch_for_read(self, pos: u64, bytes: usize) {
+        // Otherwise the lines asked for might not be the stretch meant: never a fault, a
+        // prefetch being a hint whatever the address.
+        debug_assert!(
+            pos.is_multiple_of(bytes as u64),
+            "a prefetched stretch starts at a multiple of its size"
+        );
         let at = self.at(pos);
         for line in 0..bytes / LINE {
             crate::prefetch::for_read(at.wrapping_add(line * LINE));
