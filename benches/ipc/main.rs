@@ -36,6 +36,7 @@ mod roles;
 mod scenarios;
 mod setup;
 mod throughput;
+mod write_floor;
 
 use std::error::Error;
 use std::process::ExitCode;

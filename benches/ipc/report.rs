@@ -8,13 +8,17 @@ use support::state::SpeedProbe;
 use support::stats::{Spread, percentile, ratios};
 use support::trips::{TRIPS_PER_SAMPLE, Trips};
 
-use crate::setup::Setup;
+use crate::setup::{Kind, Setup};
 use crate::throughput::Run;
 
 pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
     Throughput {
         bench: setup.bench,
-        system: System::Salias,
+        system: if setup.kind == Kind::WriteFloor {
+            System::WriteFloor
+        } else {
+            System::Salias
+        },
         round,
         label: setup.label(),
         kind: Some(setup.kind.name().into()),

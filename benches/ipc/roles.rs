@@ -117,6 +117,7 @@ fn dispatch(publisher: Option<u64>, name: &str, setup: &Setup) {
         Kind::FifoFanout => run!(Fifo, Fanout, |_| None),
         Kind::OrderedMpsc => run!(Ordered, Mpsc, |info| Some(info.sequence())),
         Kind::OrderedFanout => run!(Ordered, Fanout, |info| Some(info.sequence())),
+        Kind::WriteFloor => crate::write_floor::run(name, setup),
     }
 }
 

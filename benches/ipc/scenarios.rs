@@ -15,11 +15,18 @@ const STRESS_RING: usize = 64 << 10;
 const OVERSUBSCRIBED_SHARE: u64 = 10;
 
 /// Every kind, shape (1P1S, 2P1S, 1P2S, 2P2S; Mpsc kinds have one subscriber), single
-/// and batch-16 offers, over each ring size of the scale. Runs with more busy processes
-/// than cores move a tenth of the messages (at least 20,000).
+/// and batch-16 offers, over each ring size of the scale, and at each size the write
+/// floor of its frames. Runs with more busy processes than cores move a tenth of the
+/// messages (at least 20,000).
 pub fn throughput(scale: &Scale) -> Vec<Setup> {
     let mut setups = Vec::new();
     for &ring in scale.rings {
+        setups.push(write_floor(
+            ThroughputBench::Throughput,
+            ring,
+            size_of::<Msg64>(),
+            scale.messages,
+        ));
         for (publishers, subscribers) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
             for kind in [Kind::FifoMpsc, Kind::FifoFanout, Kind::OrderedMpsc, Kind::OrderedFanout] {
                 if kind.is_mpsc() && subscribers > 1 {
@@ -50,9 +57,9 @@ pub fn throughput(scale: &Scale) -> Vec<Setup> {
     setups
 }
 
-/// The ring-size check: FIFO 1P1S single and batch-16 offers at 1, 4 and 64 MiB rings,
-/// whatever the scale (its messages per run follow the scale). The same setups as
-/// `throughput`'s at those sizes, alone, for a quick A/B of a hot-path change.
+/// The ring-size check: FIFO 1P1S single and batch-16 offers and the write floor at 1, 4
+/// and 64 MiB rings, whatever the scale (its messages per run follow the scale). The same
+/// setups as `throughput`'s at those sizes, alone, for a quick A/B of a hot-path change.
 pub fn rings(scale: &Scale) -> Vec<Setup> {
     let every_ring = Scale {
         rings: &[1 << 20, 4 << 20, 64 << 20],
@@ -60,7 +67,7 @@ pub fn rings(scale: &Scale) -> Vec<Setup> {
     };
     throughput(&every_ring)
         .into_iter()
-        .filter(|setup| setup.kind == Kind::FifoMpsc && setup.publishers == 1)
+        .filter(|setup| matches!(setup.kind, Kind::FifoMpsc | Kind::WriteFloor) && setup.publishers == 1)
         .collect()
 }
 
@@ -94,11 +101,14 @@ pub fn receive(scale: &Scale) -> Vec<Setup> {
 }
 
 /// The message size sweep: raw frames, FIFO 1P1S, a 4 MiB ring (room for 1000 of the
-/// largest); fewer messages as they grow, so each run moves a similar number of bytes.
+/// largest), and the write floor of each size's frames; fewer messages as they grow, so
+/// each run moves a similar number of bytes.
 pub fn sizes(scale: &Scale) -> Vec<Setup> {
     let messages = scale.messages;
     let mut setups = Vec::new();
     for size in [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096] {
+        let messages = (messages * 64 / size as u64).clamp(messages / 8, messages);
+        setups.push(write_floor(ThroughputBench::Size, 4 << 20, size, messages));
         for batch in [1, 16] {
             setups.push(Setup {
                 bench: ThroughputBench::Size,
@@ -107,7 +117,7 @@ pub fn sizes(scale: &Scale) -> Vec<Setup> {
                 subscribers: 1,
                 ring: 4 << 20,
                 batch,
-                messages: (messages * 64 / size as u64).clamp(messages / 8, messages),
+                messages,
                 size,
                 backoff: Backoff::Spin,
                 receive: Receive::Drain,
@@ -141,4 +151,21 @@ pub fn stress(scale: &Scale) -> Vec<Setup> {
         }
     }
     setups
+}
+
+/// The write floor of `messages` frames of a `size`-byte message in a `ring`-byte mapping
+/// (`write_floor.rs`): one process on the publisher's core, nothing reading.
+fn write_floor(bench: ThroughputBench, ring: usize, size: usize, messages: u64) -> Setup {
+    Setup {
+        bench,
+        kind: Kind::WriteFloor,
+        publishers: 1,
+        subscribers: 0,
+        ring,
+        batch: 1,
+        messages,
+        size,
+        backoff: Backoff::Spin,
+        receive: Receive::Drain,
+    }
 }

@@ -13,6 +13,9 @@ pub enum Kind {
     FifoFanout,
     OrderedMpsc,
     OrderedFanout,
+    /// No channel: the write floor (`write_floor.rs`), one process writing the run's
+    /// frames with nobody reading them.
+    WriteFloor,
 }
 
 impl Kind {
@@ -23,6 +26,7 @@ impl Kind {
             Kind::FifoFanout => "FifoFanout",
             Kind::OrderedMpsc => "OrderedMpsc",
             Kind::OrderedFanout => "OrderedFanout",
+            Kind::WriteFloor => "WriteFloor",
         }
     }
 
@@ -71,7 +75,7 @@ pub struct Setup {
 impl Setup {
     /// A caption for people: `FifoMpsc 1P1S ring 1 MiB offer`.
     pub fn label(&self) -> String {
-        let size = if self.kind == Kind::RawFifoMpsc {
+        let size = if matches!(self.kind, Kind::RawFifoMpsc | Kind::WriteFloor) {
             format!(" {} B", self.size)
         } else {
             String::new()

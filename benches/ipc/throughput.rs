@@ -56,7 +56,7 @@ pub fn rounds(
 }
 
 /// The channel of a run, created by the parent and held until its children are done.
-fn create_channel(name: &str, setup: &Setup) -> Result<Box<dyn std::any::Any>, salias::Error> {
+fn create_channel(name: &str, setup: &Setup) -> Result<Box<dyn std::any::Any>, Box<dyn Error>> {
     let config = Config::new(name)
         .capacity(setup.ring)
         .publishers(setup.publishers)
@@ -69,6 +69,7 @@ fn create_channel(name: &str, setup: &Setup) -> Result<Box<dyn std::any::Any>, s
         Kind::FifoFanout => Box::new(Channel::<Msg64, Fifo, Fanout>::create(&config)?),
         Kind::OrderedMpsc => Box::new(Channel::<Msg64, Ordered, Mpsc>::create(&config)?),
         Kind::OrderedFanout => Box::new(Channel::<Msg64, Ordered, Fanout>::create(&config)?),
+        Kind::WriteFloor => Box::new(crate::write_floor::create(name, setup)?),
     })
 }
 
@@ -123,9 +124,15 @@ fn throughput_run(setup: &Setup, round: usize) -> Result<Run, Box<dyn Error>> {
     }
     let state = bracket.close();
     let rates = tally.rates(setup.messages, setup.publishers, setup.subscribers)?;
+    // The write floor delivers nothing: its rate is its writes.
+    let delivered_per_s = if setup.kind == Kind::WriteFloor {
+        rates.published_per_s
+    } else {
+        rates.delivered_per_s
+    };
     Ok(Run {
         published_per_s: rates.published_per_s,
-        delivered_per_s: rates.delivered_per_s,
+        delivered_per_s,
         refused: rates.refused_fraction,
         placement,
         state,

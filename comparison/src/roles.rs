@@ -111,5 +111,6 @@ pub fn system_name(system: System) -> &'static str {
         System::Floor => "floor",
         System::MessageFloor => "message-floor",
         System::RingFloor => "ring-floor",
+        System::WriteFloor => "write-floor",
     }
 }

@@ -14,6 +14,10 @@ MIB = 1 << 20
 CmpKey = namedtuple("CmpKey", "system publishers ring_bytes buffer_messages api batch")
 IpcKey = namedtuple("IpcKey", "kind publishers subscribers ring_bytes api batch")
 SizeKey = namedtuple("SizeKey", "message_bytes batch")
+# The `batch` of a size sweep's write-floor runs (benches/ipc's write floor: one process
+# writing the frames, nothing reading): not a batch size, so no salias key can be it.
+WRITE_FLOOR = "write-floor"
+
 StressKey = namedtuple("StressKey", "kind publishers batch")
 OpenLoopKey = namedtuple("OpenLoopKey", "system offered_per_s mode")
 
@@ -220,6 +224,8 @@ class Data:
                     self.ipc_tp.add(key, s, r)
                 elif r["bench"] == "pingpong":
                     self.ipc_pp.add(r["system"], s, r)
+                elif r["bench"] == "size" and r.get("kind") == "WriteFloor":
+                    self.ipc_sz.add(SizeKey(r["message_bytes"], WRITE_FLOOR), s, r)
                 elif r["bench"] == "size":
                     self.ipc_sz.add(SizeKey(r["message_bytes"], r["batch"]), s, r)
                 elif r["bench"] == "stress":
@@ -360,6 +366,20 @@ def headlines(data, picks):
         pp_ratio(data.cmp_pp, other, what, "comparison")
     for other, what in (("floor", "cache-line floor"), ("message-floor", "64-byte message floor"), ("ring-floor", "ring floor of salias's frames")):
         pp_ratio(data.ipc_pp, other, what, "benches/ipc.rs")
+    # The write floor (one process writing the frames, nothing reading) at each ring size:
+    # how near salias's publisher comes to what the machine lets one core write there, and
+    # what the floor at a larger ring allows the ring-size goal against salias at 1 MiB.
+    for ring in data.rings:
+        floor = IpcKey("WriteFloor", 1, 0, ring, "offer", 1)
+        for api, b in (("offer", 1), ("offer_batch", 16)):
+            a = IpcKey("FifoMpsc", 1, 1, ring, api, b)
+            caption = "`offer`" if b == 1 else f"batch {b}"
+            what = f"Throughput, FifoMpsc 1P1S {caption} / write floor of its frames (ring {size_text(ring)}, benches/ipc.rs)"
+            add(state_headline(data, data.ipc_tp, what, "ipc-throughput", a, floor, delivered))
+        if ring > MIB:
+            small = IpcKey("FifoMpsc", 1, 1, MIB, "offer", 1)
+            what = f"Throughput, write floor {size_text(ring)} / FifoMpsc 1P1S `offer` 1 MiB (what one writer alone allows the ring-size goal, benches/ipc.rs)"
+            add(state_headline(data, data.ipc_tp, what, "ipc-throughput", floor, small, delivered))
     for ring in data.rings:
         for a_kind, b_kind in (("OrderedMpsc", "FifoMpsc"), ("OrderedFanout", "FifoFanout")):
             a, b = IpcKey(a_kind, 2, 1, ring, "offer_batch", 16), IpcKey(b_kind, 2, 1, ring, "offer_batch", 16)

@@ -2,7 +2,7 @@
 (benches/ipc.rs), by message size, and the multi-producer stress."""
 
 from . import svg
-from .compute import IpcKey, SizeKey, StressKey, cmp_name, delivered, size_text, topology
+from .compute import WRITE_FLOOR, IpcKey, SizeKey, StressKey, cmp_name, delivered, size_text, topology
 from .page import api_text, fmt_mmm, fmt_ratio, md_table, oversubscribed, split_tables
 
 
@@ -139,10 +139,20 @@ def by_size(page, data):
         "",
     )
     sizes = sorted({k.message_bytes for k in runs.order})
-    placement = runs.first(runs.order[0])["placement"]
+    salias_keys = [k for k in runs.order if k.batch != WRITE_FLOOR]
+    placement = runs.first(salias_keys[0])["placement"] if salias_keys else "–"
+    floors = any(k.batch == WRITE_FLOOR for k in runs.order)
+    if floors:
+        page.add(
+            "The write floor ran in the same rounds: one process on the publisher's core writing each size's "
+            "frames (salias's header and length) into a 4 MiB mapping, nothing reading them "
+            "(benches/ipc/write_floor.rs). `/ floor` is the median of per-round ratios.",
+            "",
+        )
     rows = []
     for size in sizes:
         row = [f"{size} B"]
+        floor = SizeKey(size, WRITE_FLOOR)
         for batch in (1, 16):
             st = runs.stat(SizeKey(size, batch), delivered)
             rf = runs.stat(SizeKey(size, batch), refused)
@@ -150,10 +160,19 @@ def by_size(page, data):
                 row += [fmt_mmm(st, 1, 1e-6), f"{st[0] * size / 1e9:.2f}", f"{rf[0] * 100:.2f} %"]
             else:
                 row += ["–", "–", "–"]
+            if floors:
+                ratio = runs.ratio(SizeKey(size, batch), floor, delivered)
+                row.append(f"{ratio[0]:.2f}×" if ratio else "–")
+        if floors:
+            st = runs.stat(floor, delivered)
+            row.append(fmt_mmm(st, 1, 1e-6) if st else "–")
         row.append(placement)
         rows.append(row)
-    header = ["size", "offer M msg/s", "offer GB/s", "refused", "batch 16 M msg/s", "batch 16 GB/s", "refused", "placement"]
-    page.add(md_table(header, rows, ["r", "r", "r", "r", "r", "r", "r", "l"]), "")
+    if floors:
+        header = ["size", "offer M msg/s", "offer GB/s", "refused", "offer / floor", "batch 16 M msg/s", "batch 16 GB/s", "refused", "batch / floor", "write floor M msg/s", "placement"]
+    else:
+        header = ["size", "offer M msg/s", "offer GB/s", "refused", "batch 16 M msg/s", "batch 16 GB/s", "refused", "placement"]
+    page.add(md_table(header, rows, ["r"] * (len(header) - 1) + ["l"]), "")
     series = []
     for batch, color in ((1, "#1f77b4"), (16, "#ff7f0e")):
         pts = []

@@ -90,6 +90,9 @@ pub enum System {
     MessageFloor,
     /// The 64-byte message through a ring of salias's frames ([`crate::ring_floor`]).
     RingFloor,
+    /// One process writing salias's frames into a mapping of the ring's size, with no
+    /// reader (benches/ipc's write floor).
+    WriteFloor,
 }
 
 /// Which of the throughput-like benchmarks a [`Throughput`] record comes from.
@@ -502,6 +505,7 @@ mod tests {
                 &|| serde_json::to_value(System::Aeron).unwrap(),
                 &|| serde_json::to_value(System::MessageFloor).unwrap(),
                 &|| serde_json::to_value(System::RingFloor).unwrap(),
+                &|| serde_json::to_value(System::WriteFloor).unwrap(),
             ]),
             [
                 "iceoryx2",
@@ -509,7 +513,8 @@ mod tests {
                 "floor",
                 "aeron",
                 "message-floor",
-                "ring-floor"
+                "ring-floor",
+                "write-floor"
             ]
         );
         assert_eq!(

@@ -1,0 +1,117 @@
+//! The write floor: one process, on the publisher's core, writing a run's frames into a
+//! mapping of the ring's size, with no subscriber, no commit protocol and no room check.
+//! What the machine lets one core write at that ring size and frame length, measured in
+//! the same rounds as salias: a publisher can go no faster, since it stores the same
+//! bytes into lines that, a lap later, it must own again.
+//!
+//! Its stores are salias's: a header of two words (the sequence where salias writes its
+//! commit word, the length), the message copied in after it, frames back to back at the
+//! frame length salias gives the message, and ownership of the lines asked for 2 KiB
+//! ahead for every 512-byte block a frame enters, as salias's publisher does (`src/publisher/write.rs`; a lone
+//! writer into a 64 MiB buffer ran 1.2× as fast with that prefetch as without).
+
+use support::barrier::Barrier;
+use support::clock::now_ns;
+use support::role::report_json;
+use support::shm::ShmFile;
+use support::throughput::Finished;
+
+use crate::msg64::Msg64;
+use crate::setup::{Kind, Setup};
+
+const PREFETCH_AHEAD: usize = 2048;
+const PREFETCH_BLOCK: usize = 512;
+const LINE: usize = 64;
+
+/// salias's FIFO frame header: the commit word and the length word.
+const HEADER: usize = 16;
+
+/// The mapping of run `name`'s write floor.
+fn mapping_name(name: &str) -> String {
+    format!("{name}.write-floor")
+}
+
+/// Bytes salias's FIFO frame of a `size`-byte message occupies: the header, the message,
+/// rounded up to 8 (`create` checks it against a typed channel's frame length).
+pub fn frame_len(size: usize) -> usize {
+    (HEADER + size).next_multiple_of(8)
+}
+
+/// The parent creates the run's mapping, as it creates a channel. It first checks
+/// `frame_len` against the frame length salias reports for `Msg64`, so the floor cannot
+/// drift from the frames it stands for.
+pub fn create(name: &str, setup: &Setup) -> Result<ShmFile, Box<dyn std::error::Error>> {
+    let shape = format!("{name}-shape");
+    let _typed = salias::FifoMpsc::<Msg64>::create(&salias::Config::new(&shape).capacity(64 << 10))?;
+    let salias_frame = salias::status::channel_status(&shape)?.frame_len();
+    if salias_frame != Some(frame_len(size_of::<Msg64>())) {
+        return Err(format!(
+            "the write floor's frame of Msg64 is {} bytes, salias's {salias_frame:?}",
+            frame_len(size_of::<Msg64>())
+        )
+        .into());
+    }
+    Ok(ShmFile::create(&mapping_name(name), setup.ring)?)
+}
+
+/// The floor's child: writes `setup.messages` frames from the start barrier on, and
+/// reports as a publisher.
+pub fn run(name: &str, setup: &Setup) {
+    assert_eq!(setup.kind, Kind::WriteFloor);
+    let file = ShmFile::open(&mapping_name(name)).unwrap_or_else(|e| panic!("{e}"));
+    let ring = file.len();
+    assert!(ring.is_power_of_two() && ring >= PREFETCH_BLOCK, "ring of {ring} bytes");
+    let base = file.as_ptr();
+    let frame = frame_len(setup.size);
+    let message = vec![0x5au8; setup.size];
+    // Every page touched before the clock starts, as a channel's are by its creator.
+    // SAFETY: `base` maps `ring` bytes this process alone writes.
+    unsafe { std::ptr::write_bytes(base, 0, ring) };
+    let barrier = Barrier::open(name).unwrap_or_else(|e| panic!("{e}"));
+    barrier.arrive_and_wait();
+    let started = now_ns();
+    let mut pos = 0usize;
+    for seq in 0..setup.messages {
+        let end = pos + frame;
+        // Every block the frame enters, as many lines ahead.
+        for block in pos / PREFETCH_BLOCK + 1..=end / PREFETCH_BLOCK {
+            let ahead = block * PREFETCH_BLOCK + PREFETCH_AHEAD;
+            for line in (ahead..ahead + PREFETCH_BLOCK).step_by(LINE) {
+                prefetch_for_write(base.wrapping_add(line & (ring - 1)));
+            }
+        }
+        // A frame that would cross the end starts the next lap at 0, as a ring's padding
+        // frame does.
+        if end > ring {
+            pos = 0;
+        }
+        // SAFETY: pos + frame <= ring, so every store lands inside the mapping; `pos` is
+        // a multiple of 8, so the header words are aligned.
+        unsafe {
+            let at = base.add(pos);
+            at.cast::<u64>().write(seq);
+            at.add(8).cast::<u64>().write(setup.size as u64);
+            std::ptr::copy_nonoverlapping(message.as_ptr(), at.add(HEADER), setup.size);
+        }
+        pos += frame;
+    }
+    let elapsed_ns = now_ns() - started;
+    std::hint::black_box(base);
+    report_json(&Finished::Publisher {
+        elapsed_ns,
+        attempts: setup.messages,
+        refused: 0,
+    });
+}
+
+#[inline(always)]
+fn prefetch_for_write(at: *const u8) {
+    // SAFETY: a prefetch is a hint: it never faults and changes no memory or register the
+    // program sees; CPUs without PRFCHW execute `prefetchw` as a no-op.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) at, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
