@@ -91,7 +91,7 @@ BENCHES = {
     "openloop": OPENLOOP,
     "wake": WAKE,
 }
-SYSTEMS = {"salias", "aeron", "iceoryx2", "spsc-floor", "floor", "message-floor", "ring-floor"}
+SYSTEMS = {"salias", "aeron", "iceoryx2", "spsc-floor", "floor", "message-floor", "ring-floor", "write-floor"}
 HISTOGRAMS = ("one_way_ns", "queueing_ns", "service_ns", "total_ns", "wake_ns")
 
 
