@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 
 from perf_report import compute, goals, render  # noqa: E402
-from perf_report.load import contract_problem  # noqa: E402
+from perf_report.load import SYSTEMS, contract_problem  # noqa: E402
 from perf_report.render_latency import pp_table  # noqa: E402
 
 MIB = 1 << 20
@@ -137,6 +137,36 @@ class Goals(unittest.TestCase):
         _, _, found = self.compute(ipc=ipc)
         g = found["Batches of 16 deliver no fewer messages than single offers at every message size"]
         self.assertEqual((g.which, g.ratio[0], goals.status(g)), ("512 B messages", 0.5, "not met"))
+
+    def test_the_write_floor_is_never_taken_for_a_salias_size_or_kind(self):
+        def floor(bench, rnd, per_s, ring, size=64):
+            r = throughput(bench, rnd, per_s, ring=ring, size=size, kind="WriteFloor")
+            return dict(r, system="write-floor", subscribers=0)
+
+        ipc = []
+        for rnd in range(2):
+            for size, single, batch, written in ((64, 50e6, 60e6, 400e6), (1024, 29e6, 28e6, 28e6)):
+                ipc += [
+                    throughput("size", rnd, single, ring=4 * MIB, size=size),
+                    throughput("size", rnd, batch, ring=4 * MIB, size=size, batch=16),
+                    floor("size", rnd, written, 4 * MIB, size),
+                ]
+            for ring, single, batch, written in ((MIB, 200e6, 210e6, 450e6), (64 * MIB, 150e6, 140e6, 250e6)):
+                ipc += [
+                    floor("throughput", rnd, written, ring),
+                    throughput("throughput", rnd, single, ring=ring),
+                    throughput("throughput", rnd, batch, ring=ring, batch=16),
+                ]
+        data, picks, found = self.compute(ipc=ipc)
+        g = found["Batches of 16 deliver no fewer messages than single offers at every message size"]
+        self.assertEqual((g.which, round(g.ratio[0], 3)), ("1024 B messages", round(28 / 29, 3)))
+        g = found["At 4 and 64 MiB rings, 1P1S FIFO throughput stays within 0.8× of the 1 MiB figure"]
+        self.assertEqual((g.which, round(g.ratio[0], 3)), ("benches/ipc.rs FifoMpsc 1P1S batch 16, 64 MiB", round(140 / 210, 3)))
+        heads = {h.what: h.ratio[0] for h in compute.headlines(data, picks)}
+        self.assertAlmostEqual(heads["Throughput, FifoMpsc 1P1S batch 16 / write floor of its frames (ring 64 MiB, benches/ipc.rs)"], 140 / 250)
+        self.assertAlmostEqual(heads["Throughput, write floor 64 MiB / FifoMpsc 1P1S `offer` 1 MiB (what one writer alone allows the ring-size goal, benches/ipc.rs)"], 250 / 200)
+        # The loader accepts the floor's records (the committed data holds them).
+        self.assertIn("write-floor", SYSTEMS)
 
     def test_open_loop_lead_covers_both_modes_and_names_the_worst(self):
         cmp = []
