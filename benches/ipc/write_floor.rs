@@ -1,14 +1,19 @@
 //! The write floor: one process, on the publisher's core, writing a run's frames into a
 //! mapping of the ring's size, with no subscriber, no commit protocol and no room check.
-//! What the machine lets one core write at that ring size and frame length, measured in
-//! the same rounds as salias: a publisher can go no faster, since it stores the same
-//! bytes into lines that, a lap later, it must own again.
+//! What one core writes alone at that ring size and frame length, measured in the same
+//! rounds as salias: a reference for how near a publisher, which stores the same bytes
+//! into lines it must own again a lap later, comes to the machine's write rate. It is not
+//! a strict bound: its rate is timed at the writer and salias's at its subscriber, and
+//! salias's 1 KiB frames have run at 1.01–1.04× of it.
 //!
 //! Its stores are salias's: a header of two words (the sequence where salias writes its
 //! commit word, the length), the message copied in after it, frames back to back at the
 //! frame length salias gives the message, and ownership of the lines asked for 2 KiB
-//! ahead for every 512-byte block a frame enters, as salias's publisher does (`src/publisher/write.rs`; a lone
-//! writer into a 64 MiB buffer ran 1.2× as fast with that prefetch as without).
+//! ahead for every 512-byte block a frame enters (`src/publisher/write.rs`; a lone writer
+//! into a 64 MiB buffer ran 1.2× as fast with that prefetch as without). Two differences:
+//! salias asks for at most the last six blocks of a publish (the floor for every block, up
+//! to nine for a 4 KiB frame), and a frame that would cross the end of the mapping starts
+//! the next lap at 0, where salias writes on through its ring's second view.
 
 use support::barrier::Barrier;
 use support::clock::now_ns;
@@ -32,7 +37,9 @@ fn mapping_name(name: &str) -> String {
 }
 
 /// Bytes salias's FIFO frame of a `size`-byte message occupies: the header, the message,
-/// rounded up to 8 (`create` checks it against a typed channel's frame length).
+/// rounded up to 8 (`create` checks it against a typed channel's frame length; for raw
+/// frames it is argued, not checked: `Bytes` aligns to 1, so salias rounds to its
+/// minimum frame alignment of 8, `src/wire/frame.rs`).
 pub fn frame_len(size: usize) -> usize {
     (HEADER + size).next_multiple_of(8)
 }
@@ -60,10 +67,15 @@ pub fn run(name: &str, setup: &Setup) {
     assert_eq!(setup.kind, Kind::WriteFloor);
     let file = ShmFile::open(&mapping_name(name)).unwrap_or_else(|e| panic!("{e}"));
     let ring = file.len();
-    assert!(ring.is_power_of_two() && ring >= PREFETCH_BLOCK, "ring of {ring} bytes");
-    let base = file.as_ptr();
     let frame = frame_len(setup.size);
-    let message = vec![0x5au8; setup.size];
+    assert!(
+        ring.is_power_of_two() && ring >= PREFETCH_BLOCK.max(frame),
+        "ring of {ring} bytes for frames of {frame}"
+    );
+    let base = file.as_ptr();
+    // Opaque to the optimiser, so each frame is a copy from memory, as a publisher's is,
+    // never a fill of a known byte.
+    let message = std::hint::black_box(vec![0x5au8; setup.size]);
     // Every page touched before the clock starts, as a channel's are by its creator.
     // SAFETY: `base` maps `ring` bytes this process alone writes.
     unsafe { std::ptr::write_bytes(base, 0, ring) };
@@ -80,13 +92,13 @@ pub fn run(name: &str, setup: &Setup) {
                 prefetch_for_write(base.wrapping_add(line & (ring - 1)));
             }
         }
-        // A frame that would cross the end starts the next lap at 0, as a ring's padding
-        // frame does.
+        // A frame that would cross the end starts the next lap at 0 (module doc).
         if end > ring {
             pos = 0;
         }
-        // SAFETY: pos + frame <= ring, so every store lands inside the mapping; `pos` is
-        // a multiple of 8, so the header words are aligned.
+        // SAFETY: pos + frame <= ring (just above, and frame <= ring, asserted), so every
+        // store lands inside the mapping; `pos` is a multiple of 8 and the mapping page
+        // aligned, so the header words are aligned.
         unsafe {
             let at = base.add(pos);
             at.cast::<u64>().write(seq);

@@ -103,7 +103,9 @@ impl Plan {
                 System::Salias => SystemChoice::Salias,
                 System::Aeron => SystemChoice::Aeron,
                 System::Iceoryx2 => SystemChoice::Iceoryx2,
-                System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => SystemChoice::Floor,
+                System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => {
+                    SystemChoice::Floor
+                }
             };
             (choice != SystemChoice::Aeron || !cli.no_aeron)
                 && cli.systems.as_ref().is_none_or(|list| list.contains(&choice))

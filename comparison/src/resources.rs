@@ -82,7 +82,9 @@ impl Resources {
                 Resources::Ice(vec![service], node)
             }
             System::SpscFloor => Resources::Spsc(spsc::create_ring(name, setup.param).map_err(RunError::shm(name))?),
-            System::Aeron | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => Resources::None,
+            System::Aeron | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => {
+                Resources::None
+            }
         })
     }
 

@@ -125,9 +125,10 @@ impl Setup {
             ),
             System::Aeron => format!("aeron ipc {shape} term {} MiB {variant}", self.param >> 20),
             System::Iceoryx2 => format!("iceoryx2 {shape} buffer {} {variant}", self.param),
-            System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => {
+            System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor => {
                 format!("spsc-floor {shape} ring {} MiB {variant}", self.param >> 20)
             }
+            System::WriteFloor => unreachable!("the write floor runs in benches/ipc only"),
         }
     }
 

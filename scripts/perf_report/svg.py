@@ -12,7 +12,6 @@ PALETTE = {
     "spsc-floor": "#6b6b6b",
     "message-floor": "#a0813a",
     "ring-floor": "#6f8f3a",
-    "write-floor": "#8f6f3a",
 }
 EXTRA = ["#1f5fbf", "#7fa7e6", "#c8372d", "#f08f86", "#2b8a3e", "#8fd19e", "#8a5ac2", "#c9a4f0", "#d98b0b", "#f5c97a"]
 

@@ -15,7 +15,9 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         System::Salias => (Some(setup.salias_kind()), Some(setup.param), None),
         System::Aeron => (Some("ipc"), Some(setup.param), None),
         System::Iceoryx2 => (Some("ipc::Service"), None, Some(setup.param)),
-        System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => (None, Some(setup.param), None),
+        System::SpscFloor | System::Floor | System::MessageFloor | System::RingFloor | System::WriteFloor => {
+            (None, Some(setup.param), None)
+        }
     };
     // Every publisher and subscriber polls in a loop (`Setup::busy_processes`); iceoryx2's
     // blocking send, whose own wait yields and then sleeps, is counted as busy too.
