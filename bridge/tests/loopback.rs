@@ -532,4 +532,11 @@ fn a_raw_channel_a_killed_in_created_is_recovered_by_the_next_in() {
         &*message
     );
     assert!(!second.seen.iter().any(|l| l.contains("refused")), "{:?}", second.seen);
+    // The `in` that created the near channel is killed, not stopped, so it leaves the
+    // channel behind: remove it, or every run leaves a stale one in /dev/shm.
+    drop(message);
+    drop((subscriber, target));
+    second.kill();
+    salias::remove(&to).unwrap();
+    assert!(salias::status::channel_status(&to).is_err(), "{to} is gone");
 }
