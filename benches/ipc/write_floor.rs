@@ -89,7 +89,7 @@ pub fn run(name: &str, setup: &Setup) {
         for block in pos / PREFETCH_BLOCK + 1..=end / PREFETCH_BLOCK {
             let ahead = block * PREFETCH_BLOCK + PREFETCH_AHEAD;
             for line in (ahead..ahead + PREFETCH_BLOCK).step_by(LINE) {
-                prefetch_for_write(base.wrapping_add(line & (ring - 1)));
+                support::prefetch::for_write(base.wrapping_add(line & (ring - 1)));
             }
         }
         // A frame that would cross the end starts the next lap at 0 (module doc).
@@ -108,22 +108,9 @@ pub fn run(name: &str, setup: &Setup) {
         pos += frame;
     }
     let elapsed_ns = now_ns() - started;
-    std::hint::black_box(base);
     report_json(&Finished::Publisher {
         elapsed_ns,
         attempts: setup.messages,
         refused: 0,
     });
-}
-
-#[inline(always)]
-fn prefetch_for_write(at: *const u8) {
-    // SAFETY: a prefetch is a hint: it never faults and changes no memory or register the
-    // program sees; CPUs without PRFCHW execute `prefetchw` as a no-op.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::asm!("prefetchw [{0}]", in(reg) at, options(nostack, preserves_flags, readonly));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
 }

@@ -37,6 +37,7 @@ pub mod hist;
 pub mod jsonl;
 pub mod machine;
 pub mod message_floor;
+pub mod prefetch;
 pub mod realtime;
 pub mod records;
 pub mod ring_floor;

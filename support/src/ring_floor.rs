@@ -94,7 +94,7 @@ fn send(ring: &Ring, seq: u64, payload: &[u64; 8]) {
     if byte / PREFETCH_BLOCK != (byte + FRAME_BYTES) / PREFETCH_BLOCK {
         let ahead = ((byte + FRAME_BYTES) / PREFETCH_BLOCK * PREFETCH_BLOCK + PREFETCH_AHEAD) % RING_BYTES;
         for line in (ahead..(ahead + PREFETCH_BLOCK).min(RING_BYTES)).step_by(LINE) {
-            prefetch_for_write(&ring[line / 8]);
+            crate::prefetch::for_write(ring[line / 8].as_ptr().cast());
         }
     }
     for (k, value) in payload.iter().enumerate() {
@@ -112,7 +112,7 @@ fn receive(ring: &Ring, seq: u64) -> [u64; 8] {
     let (at, pos) = frame(seq);
     let next_line = (at * 8 / LINE + 1) * LINE % RING_BYTES;
     loop {
-        prefetch_for_read(&ring[next_line / 8]);
+        crate::prefetch::for_read(ring[next_line / 8].as_ptr().cast());
         // SYNC POINT ring-floor-commit (Acquire side): pairs with `send`.
         if ring[at].load(Ordering::Acquire) == pos ^ COMMIT_KEY {
             break;
@@ -120,31 +120,6 @@ fn receive(ring: &Ring, seq: u64) -> [u64; 8] {
         std::hint::spin_loop();
     }
     std::array::from_fn(|k| ring[at + 2 + k].load(Ordering::Relaxed))
-}
-
-// The prefetches salias makes (`src/prefetch.rs`, x86-64 here), written again because
-// this crate does not depend on salias.
-#[inline(always)]
-fn prefetch_for_write(word: &AtomicU64) {
-    // SAFETY: a prefetch is a hint: it never faults and changes no memory or register
-    // the program sees; CPUs without PRFCHW execute `prefetchw` as a no-op.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::asm!("prefetchw [{0}]", in(reg) word.as_ptr(), options(nostack, preserves_flags, readonly));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
-}
-
-#[inline(always)]
-fn prefetch_for_read(word: &AtomicU64) {
-    // SAFETY: as for `prefetch_for_write`: a hint with no preconditions.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word.as_ptr().cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
 }
 
 /// The ponger: echoes messages 0, 1, … `count - 1` from `ping` to `pong`, payload and all.
