@@ -69,6 +69,12 @@ pub struct Scale {
     pub rounds: usize,
     /// Messages per publisher of a throughput run (the other sections derive theirs).
     pub messages: u64,
+    /// Laps of its ring (counting message bytes alone) a throughput run that does not
+    /// oversubscribe the cores moves at least, where `messages` would move fewer: 10M
+    /// messages lap a 64 MiB ring only 12 times, and 5× as many ran the write floor there
+    /// 1.10× and salias 1.02–1.06× (doc/performance-notes.md, "How far a subscriber runs
+    /// behind"). 0: `messages` alone.
+    pub min_laps: u64,
     /// Ring sizes of the throughput section.
     pub rings: &'static [usize],
     /// Recorded round trips per ping-pong run.
@@ -92,6 +98,7 @@ impl Cli {
                 name: "smoke",
                 rounds: 2,
                 messages: 20_000,
+                min_laps: 0,
                 rings: &[1 << 20],
                 pings: 2_000,
             }
@@ -100,6 +107,7 @@ impl Cli {
                 name: "quick",
                 rounds: 3,
                 messages: 2_000_000,
+                min_laps: 50,
                 rings: &[1 << 20],
                 pings: 200_000,
             }
@@ -108,6 +116,7 @@ impl Cli {
                 name: "full",
                 rounds: 5,
                 messages: 10_000_000,
+                min_laps: 50,
                 rings: &[1 << 20, 4 << 20, 64 << 20],
                 pings: 200_000,
             }

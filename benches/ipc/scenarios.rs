@@ -16,16 +16,19 @@ const OVERSUBSCRIBED_SHARE: u64 = 10;
 
 /// Every kind, shape (1P1S, 2P1S, 1P2S, 2P2S; Mpsc kinds have one subscriber), single
 /// and batch-16 offers, over each ring size of the scale, and at each size the write
-/// floor of its frames. Runs with more busy processes than cores move a tenth of the
-/// messages (at least 20,000).
+/// floor of its frames. Runs lap their ring at least `min_laps` times; those with more
+/// busy processes than cores move a tenth of the scale's messages (at least 20,000).
 pub fn throughput(scale: &Scale) -> Vec<Setup> {
     let mut setups = Vec::new();
     for &ring in scale.rings {
+        let lapping = scale
+            .messages
+            .max(scale.min_laps * ring as u64 / size_of::<Msg64>() as u64);
         setups.push(write_floor(
             ThroughputBench::Throughput,
             ring,
             size_of::<Msg64>(),
-            scale.messages,
+            lapping,
         ));
         for (publishers, subscribers) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
             for kind in [Kind::FifoMpsc, Kind::FifoFanout, Kind::OrderedMpsc, Kind::OrderedFanout] {
@@ -35,7 +38,7 @@ pub fn throughput(scale: &Scale) -> Vec<Setup> {
                 let messages = if oversubscribed(publishers + subscribers) {
                     (scale.messages / OVERSUBSCRIBED_SHARE).max(20_000.min(scale.messages))
                 } else {
-                    scale.messages
+                    lapping
                 };
                 for batch in [1, 16] {
                     setups.push(Setup {
