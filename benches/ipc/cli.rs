@@ -67,13 +67,13 @@ pub struct Scale {
     pub name: &'static str,
     /// Rounds of every variant.
     pub rounds: usize,
-    /// Messages per publisher of a throughput run (the other sections derive theirs).
+    /// Messages per publisher of a throughput run, at least (`min_laps`; the other
+    /// sections derive theirs).
     pub messages: u64,
-    /// Laps of its ring (counting message bytes alone) a throughput run that does not
-    /// oversubscribe the cores moves at least, where `messages` would move fewer: 10M
-    /// messages lap a 64 MiB ring only 12 times, and 5× as many ran the write floor there
-    /// 1.10× and salias 1.02–1.06× (doc/performance-notes.md, "How far a subscriber runs
-    /// behind"). 0: `messages` alone.
+    /// The fewest laps of its ring a 64-byte throughput run that does not oversubscribe
+    /// the cores moves: max(`messages`, `min_laps` × ring / 64) messages. 10M messages lap
+    /// a 64 MiB ring 9.5 times, and 5× as many ran the write floor there 1.10× and salias
+    /// 1.015–1.06× (doc/performance-notes.md, "How far a subscriber runs behind").
     pub min_laps: u64,
     /// Ring sizes of the throughput section.
     pub rings: &'static [usize],

@@ -16,8 +16,9 @@ const OVERSUBSCRIBED_SHARE: u64 = 10;
 
 /// Every kind, shape (1P1S, 2P1S, 1P2S, 2P2S; Mpsc kinds have one subscriber), single
 /// and batch-16 offers, over each ring size of the scale, and at each size the write
-/// floor of its frames. Runs lap their ring at least `min_laps` times; those with more
-/// busy processes than cores move a tenth of the scale's messages (at least 20,000).
+/// floor of its frames. Runs move the scale's messages or `min_laps` laps of their ring,
+/// whichever is more; those with more busy processes than cores move a tenth of the
+/// scale's messages (at least 20,000).
 pub fn throughput(scale: &Scale) -> Vec<Setup> {
     let mut setups = Vec::new();
     for &ring in scale.rings {
