@@ -39,8 +39,9 @@ pub struct Cli {
 pub enum Section {
     /// 64-byte messages over every kind, shape, batch and ring size.
     Throughput,
-    /// FifoMpsc 1P1S single and batch-16 offers at 1, 4 and 64 MiB rings, at any scale
-    /// (only when asked for).
+    /// FifoMpsc 1P1S single and batch-16 offers at 1, 4 and 64 MiB rings, at any scale,
+    /// and at 4 and 64 MiB again on 2 MiB huge pages where the machine has them (only when
+    /// asked for).
     Rings,
     /// FifoMpsc, OrderedMpsc and OrderedFanout 1P1S single and batch-16 offers at a 1 MiB
     /// ring, at any scale (only when asked for).
@@ -79,6 +80,10 @@ pub struct Scale {
     pub rings: &'static [usize],
     /// Recorded round trips per ping-pong run.
     pub pings: u64,
+    /// Ring sizes at which FifoMpsc 1P1S runs again on 2 MiB huge pages: those this
+    /// machine could create such a channel of when the benchmark started
+    /// (`huge_pages::usable`); empty where it has no hugetlbfs mount with free pages.
+    pub huge_page_rings: Vec<usize>,
 }
 
 impl Cli {
@@ -101,6 +106,7 @@ impl Cli {
                 min_laps: 0,
                 rings: &[1 << 20],
                 pings: 2_000,
+                huge_page_rings: Vec::new(),
             }
         } else if self.quick {
             Scale {
@@ -110,6 +116,7 @@ impl Cli {
                 min_laps: 50,
                 rings: &[1 << 20],
                 pings: 200_000,
+                huge_page_rings: Vec::new(),
             }
         } else {
             Scale {
@@ -119,6 +126,7 @@ impl Cli {
                 min_laps: 50,
                 rings: &[1 << 20, 4 << 20, 64 << 20],
                 pings: 200_000,
+                huge_page_rings: Vec::new(),
             }
         }
     }

@@ -228,6 +228,7 @@ pub fn section(scale: &Scale, rounds: usize, started: Instant, out: &mut JsonLin
         size: size_of::<Msg64>(),
         backoff: Backoff::Spin,
         receive: Receive::Drain,
+        huge_pages: false,
     };
     let mut results: Vec<Vec<LossyRun>> = VARIANTS.iter().map(|_| Vec::new()).collect();
     for round in 0..rounds {

@@ -27,6 +27,7 @@
 //!   reason), recorded in the header.
 
 mod cli;
+mod huge_pages;
 mod lossy;
 #[path = "../common/msg64.rs"]
 mod msg64;
@@ -67,8 +68,17 @@ fn main() -> ExitCode {
 fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
     // Counted before anything is pinned.
     support::cores::cores();
-    let scale = cli.scale();
+    let mut scale = cli.scale();
     let rounds = scale.rounds;
+    // The ring-size sections' sizes (the rings section runs 1, 4 and 64 MiB at any scale).
+    let mut candidates = scale.rings.to_vec();
+    for ring in [4 << 20, 64 << 20] {
+        if !candidates.contains(&ring) {
+            candidates.push(ring);
+        }
+    }
+    let (huge_page_rings, huge_pages_refused) = huge_pages::usable(&candidates);
+    scale.huge_page_rings = huge_page_rings;
     let out_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results");
     let mut out = JsonLines::create_stamped(&out_dir, "ipc-")?;
     let mut header = Header::new(std::env::args().collect::<Vec<_>>().join(" "), rounds);
@@ -78,6 +88,8 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         "throughput_ring_bytes": scale.rings,
         "pings": scale.pings,
         "pingpong_bytes": cli.pingpong_bytes,
+        "huge_page_rings": scale.huge_page_rings,
+        "huge_pages_refused": huge_pages_refused,
     }));
     out.write(&header)?;
     println!(
@@ -86,6 +98,17 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         out.path().display()
     );
     println!("latency clock: {}", header.latency_clock.describe());
+    match &huge_pages_refused {
+        None => println!("2 MiB huge pages: the ring-size runs (FifoMpsc 1P1S, 4 and 64 MiB) repeat on them"),
+        Some(why) => println!(
+            "2 MiB huge pages: {} ({why}); mount hugetlbfs and reserve pages to run them (doc/benchmarking.md)",
+            if scale.huge_page_rings.is_empty() {
+                "none".to_owned()
+            } else {
+                format!("only at {:?} bytes", scale.huge_page_rings)
+            }
+        ),
+    }
 
     let started = Instant::now();
     let sections = [

@@ -41,6 +41,7 @@ pub fn throughput_record(setup: &Setup, run: &Run, round: usize) -> Throughput {
         messages_per_drain: run.messages_per_drain,
         receive: Some(setup.receive),
         subscriber_pauses: None,
+        huge_page_bytes: setup.huge_pages.then_some(2 << 20),
     }
 }
 

@@ -16,7 +16,8 @@ const OVERSUBSCRIBED_SHARE: u64 = 10;
 
 /// Every kind, shape (1P1S, 2P1S, 1P2S, 2P2S; Mpsc kinds have one subscriber), single
 /// and batch-16 offers, over each ring size of the scale, and at each size the write
-/// floor of its frames. Runs move the scale's messages or `min_laps` laps of their ring,
+/// floor of its frames; FifoMpsc 1P1S also on 2 MiB huge pages at the scale's
+/// `huge_page_rings`. Runs move the scale's messages or `min_laps` laps of their ring,
 /// whichever is more; those with more busy processes than cores move a tenth of the
 /// scale's messages (at least 20,000).
 pub fn throughput(scale: &Scale) -> Vec<Setup> {
@@ -41,19 +42,31 @@ pub fn throughput(scale: &Scale) -> Vec<Setup> {
                 } else {
                     lapping
                 };
-                for batch in [1, 16] {
-                    setups.push(Setup {
-                        bench: ThroughputBench::Throughput,
-                        kind,
-                        publishers,
-                        subscribers,
-                        ring,
-                        batch,
-                        messages,
-                        size: size_of::<Msg64>(),
-                        backoff: Backoff::Spin,
-                        receive: Receive::Drain,
-                    });
+                // The ring-size goal's setups again on huge pages, where the machine has them.
+                let pages: &[bool] = if kind == Kind::FifoMpsc
+                    && (publishers, subscribers) == (1, 1)
+                    && scale.huge_page_rings.contains(&ring)
+                {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
+                for &huge_pages in pages {
+                    for batch in [1, 16] {
+                        setups.push(Setup {
+                            bench: ThroughputBench::Throughput,
+                            kind,
+                            publishers,
+                            subscribers,
+                            ring,
+                            batch,
+                            messages,
+                            size: size_of::<Msg64>(),
+                            backoff: Backoff::Spin,
+                            receive: Receive::Drain,
+                            huge_pages,
+                        });
+                    }
                 }
             }
         }
@@ -62,7 +75,8 @@ pub fn throughput(scale: &Scale) -> Vec<Setup> {
 }
 
 /// The ring-size check: FIFO 1P1S single and batch-16 offers and the write floor at 1, 4
-/// and 64 MiB rings, whatever the scale (its messages per run follow the scale). The same
+/// and 64 MiB rings (and on huge pages where the scale has them), whatever the scale (its
+/// messages per run follow the scale). The same
 /// setups as `throughput`'s at those sizes, alone, for a quick A/B of a hot-path change.
 pub fn rings(scale: &Scale) -> Vec<Setup> {
     let every_ring = Scale {
@@ -125,6 +139,7 @@ pub fn sizes(scale: &Scale) -> Vec<Setup> {
                 size,
                 backoff: Backoff::Spin,
                 receive: Receive::Drain,
+                huge_pages: false,
             });
         }
     }
@@ -150,6 +165,7 @@ pub fn stress(scale: &Scale) -> Vec<Setup> {
                     size: size_of::<Msg64>(),
                     backoff: Backoff::Yield,
                     receive: Receive::Drain,
+                    huge_pages: false,
                 });
             }
         }
@@ -171,5 +187,6 @@ fn write_floor(bench: ThroughputBench, ring: usize, size: usize, messages: u64) 
         size,
         backoff: Backoff::Spin,
         receive: Receive::Drain,
+        huge_pages: false,
     }
 }

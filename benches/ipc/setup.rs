@@ -70,6 +70,8 @@ pub struct Setup {
     pub backoff: Backoff,
     /// How the subscribers receive (raw ones always drain).
     pub receive: Receive,
+    /// Rings on 2 MiB huge pages (`Config::huge_pages`) instead of normal pages.
+    pub huge_pages: bool,
 }
 
 impl Setup {
@@ -94,8 +96,9 @@ impl Setup {
             Receive::Drain => "",
             Receive::Batching => ", recv_batch",
         };
+        let pages = if self.huge_pages { " on 2 MiB pages" } else { "" };
         format!(
-            "{}{size} {}P{}S ring {ring} {api}{receive}",
+            "{}{size} {}P{}S ring {ring}{pages} {api}{receive}",
             self.kind.name(),
             self.publishers,
             self.subscribers

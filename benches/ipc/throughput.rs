@@ -5,6 +5,7 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use salias::config::HugePages;
 use salias::{Bytes, Channel, Config, Fanout, Fifo, Mpsc, Ordered};
 use support::barrier::Barrier;
 use support::cores::{Placement, Side, core_for};
@@ -61,6 +62,11 @@ fn create_channel(name: &str, setup: &Setup) -> Result<Box<dyn std::any::Any>, B
         .capacity(setup.ring)
         .publishers(setup.publishers)
         .subscribers(setup.subscribers);
+    let config = if setup.huge_pages {
+        config.huge_pages(HugePages::Size2MB)
+    } else {
+        config
+    };
     Ok(match setup.kind {
         Kind::RawFifoMpsc => Box::new(Channel::<Bytes, Fifo, Mpsc>::create(
             &config.max_message_size(setup.size.max(1)),

@@ -12,7 +12,9 @@ MIB = 1 << 20
 
 # What identifies a run across rounds, per benchmark.
 CmpKey = namedtuple("CmpKey", "system publishers ring_bytes buffer_messages api batch")
-IpcKey = namedtuple("IpcKey", "kind publishers subscribers ring_bytes api batch")
+# huge_page_bytes: the rings' huge page size (benches/ipc's huge-page ring runs); None for
+# normal pages, so every key written without it means normal pages.
+IpcKey = namedtuple("IpcKey", "kind publishers subscribers ring_bytes api batch huge_page_bytes", defaults=(None,))
 SizeKey = namedtuple("SizeKey", "message_bytes batch")
 # The `batch` of a size sweep's write-floor runs (benches/ipc's write floor: one process
 # writing the frames, nothing reading): not a batch size, so no salias key can be it.
@@ -220,7 +222,7 @@ class Data:
         for s in sources["ipc"]:
             for r in s.records:
                 if r["bench"] == "throughput":
-                    key = IpcKey(r["kind"], r["publishers"], r["subscribers"], r["ring_bytes"], r["api"], r["batch"])
+                    key = IpcKey(r["kind"], r["publishers"], r["subscribers"], r["ring_bytes"], r["api"], r["batch"], r.get("huge_page_bytes"))
                     self.ipc_tp.add(key, s, r)
                 elif r["bench"] == "pingpong":
                     self.ipc_pp.add(r["system"], s, r)
@@ -236,6 +238,7 @@ class Data:
         self.default_ring = cmp_cfg.get("salias_ring_bytes") or MIB
         self.batch = cmp_cfg.get("batch") or 16
         self.rings = sorted({k.ring_bytes for k in self.ipc_tp.order})
+        self.huge_pages = sorted({k.huge_page_bytes for k in self.ipc_tp.order if k.huge_page_bytes})
         self.loads = sorted({k.offered_per_s for k in self.cmp_ol.order})
         self.ol_systems = [s for s in ("salias", "aeron", "iceoryx2") if any(k.system == s for k in self.cmp_ol.order)]
         modes = {k.mode for k in self.cmp_ol.order}
@@ -380,6 +383,15 @@ def headlines(data, picks):
             small = IpcKey("FifoMpsc", 1, 1, MIB, "offer", 1)
             what = f"Throughput, write floor {size_text(ring)} / FifoMpsc 1P1S `offer` 1 MiB (what one writer alone allows the ring-size goal, benches/ipc.rs)"
             add(state_headline(data, data.ipc_tp, what, "ipc-throughput", floor, small, delivered))
+        # The ring-size goal again with the rings on huge pages (`Config::huge_pages`),
+        # against the same 1 MiB runs on normal pages: what the page walk costs the large ring.
+        for page in data.huge_pages:
+            for api, b in (("offer", 1), ("offer_batch", 16)):
+                a = IpcKey("FifoMpsc", 1, 1, ring, api, b, page)
+                small = IpcKey("FifoMpsc", 1, 1, MIB, api, b)
+                caption = "`offer`" if b == 1 else f"batch {b}"
+                what = f"Throughput, FifoMpsc 1P1S {caption} {size_text(ring)} on {size_text(page)} huge pages / the same at 1 MiB on normal pages (the ring-size goal with `Config::huge_pages`, benches/ipc.rs)"
+                add(state_headline(data, data.ipc_tp, what, "ipc-throughput", a, small, delivered))
     for ring in data.rings:
         for a_kind, b_kind in (("OrderedMpsc", "FifoMpsc"), ("OrderedFanout", "FifoFanout")):
             a, b = IpcKey(a_kind, 2, 1, ring, "offer_batch", 16), IpcKey(b_kind, 2, 1, ring, "offer_batch", 16)

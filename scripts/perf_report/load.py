@@ -115,6 +115,9 @@ def contract_problem(obj):
         return f"'receive' is {json.dumps(obj['receive'])}: the report takes subscribers that drain (benches/ipc without --only receive); put such runs in the notes"
     if obj.get("subscriber_pauses"):
         return f"'subscriber_pauses' is {json.dumps(obj['subscriber_pauses'])}: the report takes subscribers that poll again at once (the comparison without --subscriber-pauses); put such runs in the notes"
+    huge = obj.get("huge_page_bytes")
+    if huge is not None and not (isinstance(huge, int) and not isinstance(huge, bool) and huge > 0):
+        return f"'huge_page_bytes' is {json.dumps(huge)}, not a huge page size in bytes"
     rt = obj.get("realtime")
     if rt is not None and not (isinstance(rt, dict) and isinstance(rt.get("policy"), str) and isinstance(rt.get("priority"), int)):
         return f"'realtime' is {json.dumps(rt)}, not a policy and priority such as {{\"policy\":\"SCHED_FIFO\",\"priority\":50}}"

@@ -100,6 +100,19 @@ def by_kind(page, data):
                     rows.append((kind, topology(k), size_text(ring), api_text(k.batch), fmt_mmm(d, 2, 1e-6), fmt_mmm(rf, 2, 100.0), runs.first(k)["placement"], d[3]))
     header = ["kind", "topology", "ring", "API", "delivered M msg/s", "refused %", "placement", "rounds"]
     split_tables(page, header, rows, ["l", "l", "r", "l", "r", "r", "l", "r"], flags, busy_note(runs))
+    huge = [k for k in runs.order if k.huge_page_bytes]
+    if huge:
+        page.add(
+            "The ring-size runs again with the rings on huge pages (`Config::huge_pages`, a "
+            "hugetlbfs mount), in the same rounds; the table above is on normal 4 KiB pages.",
+            "",
+        )
+        rows = []
+        for k in huge:
+            d = runs.stat(k, delivered)
+            ring = f"{size_text(k.ring_bytes)} on {size_text(k.huge_page_bytes)} pages"
+            rows.append((k.kind, topology(k), ring, api_text(k.batch), fmt_mmm(d, 2, 1e-6), fmt_mmm(runs.stat(k, refused), 2, 100.0), runs.first(k)["placement"], d[3]))
+        page.add(md_table(header, rows, ["l", "l", "r", "l", "r", "r", "l", "r"]), "")
     shades = {}
     for i, ring in enumerate(data.rings):
         for j, api in enumerate(apis):

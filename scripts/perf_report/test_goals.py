@@ -117,6 +117,24 @@ class Goals(unittest.TestCase):
         self.assertAlmostEqual(g.ratio[0], 0.61)
         self.assertEqual(goals.status(g), "not met")
 
+    def test_huge_page_runs_stay_out_of_the_ring_goal_and_have_headlines_of_their_own(self):
+        ipc = []
+        for rnd in range(3):
+            ipc += [throughput("throughput", rnd, 100e6), throughput("throughput", rnd, 100e6, batch=16)]
+            ipc += [throughput("throughput", rnd, 70e6, ring=64 * MIB), throughput("throughput", rnd, 75e6, ring=64 * MIB, batch=16)]
+            # The same setups on 2 MiB pages, much faster: mixed in, they would lift the goal.
+            for batch, per_s in ((1, 95e6), (16, 90e6)):
+                ipc.append(dict(throughput("throughput", rnd, per_s, ring=64 * MIB, batch=batch), huge_page_bytes=2 * MIB))
+        data, picks, found = self.compute(ipc=ipc)
+        g = found["At 4 and 64 MiB rings, 1P1S FIFO throughput stays within 0.8× of the 1 MiB figure"]
+        self.assertAlmostEqual(g.ratio[0], 0.7)
+        self.assertEqual(goals.status(g), "not met")
+        heads = {h.what: h.ratio[0] for h in compute.headlines(data, picks)}
+        huge = {what: r for what, r in heads.items() if "huge pages" in what}
+        self.assertEqual(len(huge), 2, huge)
+        self.assertAlmostEqual(huge["Throughput, FifoMpsc 1P1S `offer` 64 MiB on 2 MiB huge pages / the same at 1 MiB on normal pages (the ring-size goal with `Config::huge_pages`, benches/ipc.rs)"], 0.95)
+        self.assertAlmostEqual(huge["Throughput, FifoMpsc 1P1S batch 16 64 MiB on 2 MiB huge pages / the same at 1 MiB on normal pages (the ring-size goal with `Config::huge_pages`, benches/ipc.rs)"], 0.9)
+
     def test_ordered_goals_name_the_worse_ordered_kind(self):
         ipc = []
         for rnd in range(2):
@@ -240,6 +258,8 @@ class Goals(unittest.TestCase):
         rec.update(published_per_s=1e6, delivered_per_s=1e6, delivered_bytes_per_s=None, refused_fraction=0.0, placement="P0@0 S0@1", busy_processes=2, oversubscribed=False)
         self.assertIsNone(contract_problem(dict(rec, receive="drain")))
         self.assertIsNone(contract_problem(dict(rec, subscriber_pauses=0)))
+        self.assertIsNone(contract_problem(dict(rec, huge_page_bytes=2 << 20)))
+        self.assertIn("'huge_page_bytes'", contract_problem(dict(rec, huge_page_bytes="2M")))
         self.assertIn("--only receive", contract_problem(dict(rec, receive="batching")))
         self.assertIn("--subscriber-pauses", contract_problem(dict(rec, subscriber_pauses=64)))
 

@@ -272,12 +272,15 @@ fn build(
     // Without this, a ring that does not fit maps fine and kills its first writer with
     // SIGBUS: tmpfs and hugetlbfs allocate on first touch, and MAP_POPULATE reports nothing.
     let reserve_rings = || {
+        // Counted before: a reservation that fails holds the pages it got until the object
+        // is removed, so the pool reads empty afterwards whatever it had.
+        let free_huge_pages = geometry.huge_pages.size().and_then(platform::free_huge_pages);
         platform::reserve(ring_fd.as_fd(), ring_object_len, &ring_filesystem).map_err(|e| match e {
             ReserveError::NoSpace { available, filesystem } => match geometry.huge_pages.size() {
                 Some(page) => no_space(
                     config,
                     ring_object_len,
-                    platform::free_huge_pages(page).map_or(available, |pages| pages * page as u64),
+                    free_huge_pages.map_or(available, |pages| pages * page as u64),
                     format!("the {}-byte huge page pool (mounted at {filesystem})", page),
                 ),
                 None => no_space(config, geometry.shm_needed(), available, filesystem),

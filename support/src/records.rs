@@ -216,6 +216,10 @@ pub struct Throughput {
     /// short (`--subscriber-pauses`). Absent where it polled again at once, the default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subscriber_pauses: Option<u32>,
+    /// benches/ipc: the huge page size the salias rings were on (`Config::huge_pages`),
+    /// in bytes. Absent on normal pages, which every run before it was recorded used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub huge_page_bytes: Option<u64>,
 }
 
 /// How a benches/ipc salias subscriber received.
@@ -447,6 +451,7 @@ mod tests {
             messages_per_drain: Some(12.5),
             receive: Some(Receive::Batching),
             subscriber_pauses: Some(64),
+            huge_page_bytes: Some(2 << 20),
         }
     }
 
@@ -477,6 +482,7 @@ mod tests {
             "messages_per_drain",
             "receive",
             "subscriber_pauses",
+            "huge_page_bytes",
         ];
         assert_eq!(keys(&throughput()), sorted(&contract));
     }
@@ -491,6 +497,7 @@ mod tests {
         assert_eq!(json["oversubscribed"], true);
         assert_eq!(json["receive"], "batching");
         assert_eq!(json["subscriber_pauses"], 64);
+        assert_eq!(json["huge_page_bytes"], 2 << 20);
         assert_eq!(json["ring_bytes"], 65536);
         assert_eq!(
             json["state"],

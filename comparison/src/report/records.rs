@@ -47,6 +47,7 @@ pub fn throughput(setup: &Setup, round: usize, run: &Run) -> Throughput {
         messages_per_drain: None,
         receive: None,
         subscriber_pauses: (setup.subscriber_pauses > 0).then_some(setup.subscriber_pauses),
+        huge_page_bytes: None,
     }
 }
 
