@@ -40,6 +40,14 @@ impl HugeMount {
         if !cfg!(all(target_os = "linux", not(salias_portable))) {
             return Err("huge pages are a Linux feature of the native platform layer".into());
         }
+        // Surplus pages would let a channel past the pool, so no shortage could be made.
+        let overcommit = std::fs::read_to_string("/proc/sys/vm/nr_overcommit_hugepages").unwrap_or_default();
+        if overcommit.trim().parse::<u64>().unwrap_or(0) > 0 {
+            return Err(format!(
+                "surplus huge pages are allowed (nr_overcommit_hugepages = {})",
+                overcommit.trim()
+            ));
+        }
         let previous_pages = std::fs::read_to_string(NR_HUGEPAGES).map_err(|e| format!("{NR_HUGEPAGES}: {e}"))?;
         let wanted = previous_pages.trim().parse::<u64>().unwrap_or(0) + pages;
         std::fs::write(NR_HUGEPAGES, wanted.to_string())

@@ -2,7 +2,8 @@
 //!
 //! Run: `cargo bench --bench ipc` (every ring size, 5 rounds), or add `-- --quick` (1 MiB
 //! rings, 3 rounds, about a minute) or `-- --smoke` (seconds; checks the harness, its
-//! figures mean nothing); `-- --only throughput`, `-- --only rings` (FIFO 1P1S at 1, 4 and 64 MiB),
+//! figures mean nothing); `-- --only throughput`, `-- --only rings` (FIFO 1P1S at 1, 4 and 64 MiB,
+//! and at 4 and 64 MiB on 2 MiB huge pages where the machine has them),
 //! `-- --only order` (FIFO against Ordered, 1P1S, 1 MiB),
 //! `-- --only sizes` (raw frames of 8 B to 4 KiB), `-- --only stress` (4 and 8 publishers into 64 KiB rings), `-- --only lossy`
 //! (a tethered subscriber with and without a sleeping lossy one beside it, and a lossy one
@@ -70,13 +71,18 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
     support::cores::cores();
     let mut scale = cli.scale();
     let rounds = scale.rounds;
-    // The ring-size sections' sizes (the rings section runs 1, 4 and 64 MiB at any scale).
-    let mut candidates = scale.rings.to_vec();
-    for ring in [4 << 20, 64 << 20] {
-        if !candidates.contains(&ring) {
-            candidates.push(ring);
-        }
+    // The rings of the sections that repeat on huge pages (`rings` has 1, 4 and 64 MiB at
+    // any scale); `usable` leaves out those smaller than a page, and tries none if no such
+    // section runs.
+    let mut candidates = Vec::new();
+    if cli.runs(Section::Throughput) {
+        candidates.extend_from_slice(scale.rings);
     }
+    if cli.runs(Section::Rings) {
+        candidates.extend([1 << 20, 4 << 20, 64 << 20]);
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
     let (huge_page_rings, huge_pages_refused) = huge_pages::usable(&candidates);
     scale.huge_page_rings = huge_page_rings;
     let out_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results");
@@ -98,14 +104,24 @@ fn bench(cli: &Cli) -> Result<(), Box<dyn Error>> {
         out.path().display()
     );
     println!("latency clock: {}", header.latency_clock.describe());
+    let mibs = |rings: &[usize]| {
+        rings
+            .iter()
+            .map(|ring| format!("{} MiB", ring >> 20))
+            .collect::<Vec<_>>()
+    };
     match &huge_pages_refused {
-        None => println!("2 MiB huge pages: the ring-size runs (FifoMpsc 1P1S, 4 and 64 MiB) repeat on them"),
+        None if scale.huge_page_rings.is_empty() => {}
+        None => println!(
+            "2 MiB huge pages: FifoMpsc 1P1S repeats on them at {}",
+            mibs(&scale.huge_page_rings).join(" and ")
+        ),
         Some(why) => println!(
             "2 MiB huge pages: {} ({why}); mount hugetlbfs and reserve pages to run them (doc/benchmarking.md)",
             if scale.huge_page_rings.is_empty() {
                 "none".to_owned()
             } else {
-                format!("only at {:?} bytes", scale.huge_page_rings)
+                format!("only at {}", mibs(&scale.huge_page_rings).join(" and "))
             }
         ),
     }

@@ -384,7 +384,8 @@ def headlines(data, picks):
             what = f"Throughput, write floor {size_text(ring)} / FifoMpsc 1P1S `offer` 1 MiB (what one writer alone allows the ring-size goal, benches/ipc.rs)"
             add(state_headline(data, data.ipc_tp, what, "ipc-throughput", floor, small, delivered))
         # The ring-size goal again with the rings on huge pages (`Config::huge_pages`),
-        # against the same 1 MiB runs on normal pages: what the page walk costs the large ring.
+        # against the same 1 MiB runs on normal pages the goal divides by (the 1 MiB ring is
+        # smaller than one huge page, so it has no huge-page runs).
         for page in data.huge_pages:
             for api, b in (("offer", 1), ("offer_batch", 16)):
                 a = IpcKey("FifoMpsc", 1, 1, ring, api, b, page)

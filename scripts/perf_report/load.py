@@ -118,6 +118,10 @@ def contract_problem(obj):
     huge = obj.get("huge_page_bytes")
     if huge is not None and not (isinstance(huge, int) and not isinstance(huge, bool) and huge > 0):
         return f"'huge_page_bytes' is {json.dumps(huge)}, not a huge page size in bytes"
+    # Only benches/ipc's throughput runs are told apart by their pages (`IpcKey`); anywhere
+    # else such a run would join a normal-page median.
+    if huge is not None and (bench != "throughput" or obj["system"] != "salias"):
+        return f"'huge_page_bytes' on a {bench} record of {obj['system']}: only salias throughput runs are kept apart by their pages"
     rt = obj.get("realtime")
     if rt is not None and not (isinstance(rt, dict) and isinstance(rt.get("policy"), str) and isinstance(rt.get("priority"), int)):
         return f"'realtime' is {json.dumps(rt)}, not a policy and priority such as {{\"policy\":\"SCHED_FIFO\",\"priority\":50}}"

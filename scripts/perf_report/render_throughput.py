@@ -104,7 +104,7 @@ def by_kind(page, data):
     if huge:
         page.add(
             "The ring-size runs again with the rings on huge pages (`Config::huge_pages`, a "
-            "hugetlbfs mount), in the same rounds; the table above is on normal 4 KiB pages.",
+            "hugetlbfs mount), in the same rounds; the table above is on the system's normal pages.",
             "",
         )
         rows = []

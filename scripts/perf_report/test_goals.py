@@ -260,6 +260,7 @@ class Goals(unittest.TestCase):
         self.assertIsNone(contract_problem(dict(rec, subscriber_pauses=0)))
         self.assertIsNone(contract_problem(dict(rec, huge_page_bytes=2 << 20)))
         self.assertIn("'huge_page_bytes'", contract_problem(dict(rec, huge_page_bytes="2M")))
+        self.assertIn("only salias throughput", contract_problem(dict(rec, system="aeron", huge_page_bytes=2 << 20)))
         self.assertIn("--only receive", contract_problem(dict(rec, receive="batching")))
         self.assertIn("--subscriber-pauses", contract_problem(dict(rec, subscriber_pauses=64)))
 
