@@ -307,6 +307,10 @@ pub(crate) struct RingOptions {
     pub populate: bool,
 }
 
+/// The block a ring's views are aligned to when its size allows: the PMD size of x86-64 and
+/// aarch64 with 4 KiB pages, the size of a transparent huge page.
+const THP_BLOCK: usize = 2 << 20;
+
 /// One ring mapped twice back to back: `[base, base + capacity)` and
 /// `[base + capacity, base + 2·capacity)` show the same pages, so a frame that starts near
 /// the end of the ring can be read and written as one contiguous slice.
@@ -333,7 +337,17 @@ impl MagicRing {
         health: &Health,
         object: &str,
     ) -> Result<Self> {
-        let align = options.huge_page.unwrap_or_else(page_size);
+        let page = options.huge_page.unwrap_or_else(page_size);
+        // A ring of whole 2 MiB blocks at a 2 MiB offset starts its views on a 2 MiB
+        // boundary, so where the kernel gives the object transparent huge pages (a tmpfs
+        // mounted `huge=within_size` or `always`) it can map them whole: a 64 MiB ring then
+        // needs 32 TLB entries instead of 16,384. Misaligned views get the huge pages but
+        // map them 4 KiB at a time. Costs 2 MiB of address space, given back below.
+        let align = if capacity.is_multiple_of(THP_BLOCK) && offset.is_multiple_of(THP_BLOCK as u64) {
+            page.max(THP_BLOCK)
+        } else {
+            page
+        };
         let reserve_len = 2 * capacity + align;
         // SAFETY: a fresh anonymous PROT_NONE reservation at an address of the kernel's
         // choosing; it aliases nothing.
@@ -367,7 +381,7 @@ impl MagicRing {
             guard: None,
         };
         // Before the first page is touched: a ring object already shrunk faults right away.
-        ring.guard = Some(health.register(ring.base(), 2 * capacity, align)?);
+        ring.guard = Some(health.register(ring.base(), 2 * capacity, page)?);
         let flags = MapFlags::SHARED | MapFlags::FIXED;
         for view in 0..2 {
             let populate = options.populate && (view == 1 || options.numa_node.is_none());
@@ -396,11 +410,11 @@ impl MagicRing {
                         .map_err(|e| Error::platform("mbind", object, e))?;
                     if options.populate {
                         // SAFETY: the first view was just mapped, `capacity` bytes.
-                        unsafe { touch_pages(ring.base.as_ptr(), capacity, align) };
+                        unsafe { touch_pages(ring.base.as_ptr(), capacity, page) };
                     }
                 } else if options.populate && native::POPULATE.is_empty() {
                     // SAFETY: as above.
-                    unsafe { touch_pages(ring.base.as_ptr(), capacity, align) };
+                    unsafe { touch_pages(ring.base.as_ptr(), capacity, page) };
                 }
             }
         }
@@ -483,5 +497,46 @@ pub(crate) unsafe fn touch_pages(base: *const u8, len: usize, page: usize) {
         // SAFETY: `base..base + len` is a live mapping (caller).
         unsafe { base.wrapping_add(offset).read_volatile() };
         offset += page;
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Maps a ring of `capacity` bytes at `offset` of a fresh /dev/shm file and returns
+    /// where its views start.
+    fn mapped_base(capacity: usize, offset: u64) -> usize {
+        let path = format!("/dev/shm/salias-unit-align-{}-{capacity}-{offset}", std::process::id());
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        file.set_len(offset + capacity as u64).unwrap();
+        let health = Health::new("unit-align").unwrap();
+        let options = RingOptions {
+            huge_page: None,
+            numa_node: None,
+            populate: false,
+        };
+        let ring = MagicRing::map(file.as_fd(), offset, capacity, &options, &health, "unit-align").unwrap();
+        ring.base() as usize
+    }
+
+    #[test]
+    fn rings_of_whole_2mib_blocks_start_on_a_2mib_boundary() {
+        for (capacity, offset) in [(2 << 20, 0), (4 << 20, 4 << 20), (64 << 20, 0)] {
+            assert_eq!(
+                mapped_base(capacity, offset) % THP_BLOCK,
+                0,
+                "{capacity} bytes at {offset}"
+            );
+        }
+        // Smaller rings, or a ring at an offset no huge page starts at, keep page alignment.
+        assert_eq!(mapped_base(1 << 20, 0) % page_size(), 0);
+        assert_eq!(mapped_base(2 << 20, 1 << 20) % page_size(), 0);
     }
 }
