@@ -340,9 +340,10 @@ impl MagicRing {
         let page = options.huge_page.unwrap_or_else(page_size);
         // A ring of whole 2 MiB blocks at a 2 MiB offset starts its views on a 2 MiB
         // boundary, so where the kernel gives the object transparent huge pages (a tmpfs
-        // mounted `huge=within_size` or `always`) it can map them whole: a 64 MiB ring then
-        // needs 32 TLB entries instead of 16,384. Misaligned views get the huge pages but
-        // map them 4 KiB at a time. Costs 2 MiB of address space, given back below.
+        // mounted `huge=within_size` or `always`) it can map them whole: the two views of a
+        // 64 MiB ring then need 64 TLB entries instead of 32,768. Misaligned views get the
+        // huge pages but map them 4 KiB at a time. Costs 2 MiB of address space, given back
+        // below.
         let align = if capacity.is_multiple_of(THP_BLOCK) && offset.is_multiple_of(THP_BLOCK as u64) {
             page.max(THP_BLOCK)
         } else {
@@ -528,6 +529,9 @@ mod tests {
 
     #[test]
     fn rings_of_whole_2mib_blocks_start_on_a_2mib_boundary() {
+        // Kernels that align large anonymous mappings themselves may pass this without the
+        // change; those that align only lengths of whole 2 MiB blocks (the reservation is
+        // 2·capacity plus one page without it) do not.
         for (capacity, offset) in [(2 << 20, 0), (4 << 20, 4 << 20), (64 << 20, 0)] {
             assert_eq!(
                 mapped_base(capacity, offset) % THP_BLOCK,
@@ -535,8 +539,5 @@ mod tests {
                 "{capacity} bytes at {offset}"
             );
         }
-        // Smaller rings, or a ring at an offset no huge page starts at, keep page alignment.
-        assert_eq!(mapped_base(1 << 20, 0) % page_size(), 0);
-        assert_eq!(mapped_base(2 << 20, 1 << 20) % page_size(), 0);
     }
 }
