@@ -77,14 +77,12 @@ pub fn run() {
         Task::FloorPong { pings } => {
             let barrier = open_barrier(&name);
             barrier.arrive_and_wait();
-            let (ping, pong) = barrier.floor_line();
-            support::floor::pong(ping, pong, pings);
+            support::floor::pong(barrier.spread(), pings);
         }
         Task::MessageFloorPong { pings } => {
             let barrier = open_barrier(&name);
             barrier.arrive_and_wait();
-            let (ping, pong) = barrier.message_lines();
-            support::message_floor::pong(ping, pong, pings);
+            support::message_floor::pong(barrier.spread(), pings);
         }
         Task::RingFloorPong { pings } => {
             let file = support::shm::ShmFile::open(&format!("{name}.rings")).unwrap_or_else(|e| panic!("{e}"));

@@ -3,25 +3,23 @@
 //! nanoseconds of each other and setup stays outside the timed region.
 //!
 //! # Layout
-//! One page, `/dev/shm/<name>.barrier`, of 8-byte words: word 0 counts arrivals and word
-//! 1 is "go" (cache line 0); word 8 counts roles done (line 1); words 16 and 17 are the
-//! cache-line floor's ping and pong (line 2, see [`crate::floor`]); words 24 to 39 are the
-//! message floor's two lines (lines 3 and 4, see [`crate::message_floor`]).
+//! `/dev/shm/<name>.barrier`: a page of 8-byte words, word 0 counting arrivals and word 1
+//! "go" (cache line 0), word 8 counting roles done (line 1); then, from the second page,
+//! the floors' [`Spread`] of [`SPREAD_LINES`] lines (see [`crate::floor`] and
+//! [`crate::message_floor`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::message_floor::Line;
+use crate::floor::{CacheLine, SPREAD_LINES, Spread};
 use crate::role::{Children, RoleError};
 use crate::shm::{ShmError, ShmFile};
 
 const ARRIVED: usize = 0;
 const GO: usize = 1;
 const DONE: usize = 8;
-const PING: usize = 16;
-const PONG: usize = 17;
-const MESSAGE_LINES: usize = 24;
-const LEN: usize = 4096;
+const PAGE: usize = 4096;
+const LEN: usize = (PAGE + SPREAD_LINES * 64).next_multiple_of(PAGE);
 
 /// How often a waiting parent looks at the barrier and its children.
 const PARENT_POLL: Duration = Duration::from_micros(100);
@@ -102,21 +100,19 @@ impl Barrier {
         }
     }
 
-    /// The cache-line floor's ping and pong words, on one cache line of their own.
-    pub fn floor_line(&self) -> (&AtomicU64, &AtomicU64) {
-        (self.0.word(PING), self.0.word(PONG))
-    }
-
-    /// The message floor's ping and pong lines, lines 3 and 4 of the page.
-    pub fn message_lines(&self) -> (&Line, &Line) {
-        // SAFETY: the mapping is LEN = 4096 bytes, page aligned, so words 24 to 39 (bytes
-        // 192 to 319) are inside it and each line starts 64-byte aligned; `Line` is eight
-        // `AtomicU64`s, laid out as eight u64 words, and every process touches the page
-        // only through atomics. The lines borrow the mapping, which `self` keeps.
-        unsafe {
-            let first = self.0.as_ptr().add(MESSAGE_LINES * 8) as *const Line;
-            (&*first, &*first.add(1))
-        }
+    /// The floors' spread, from the second page on.
+    pub fn spread(&self) -> Spread<'_> {
+        assert!(
+            self.0.len() >= LEN,
+            "a barrier holds {LEN} bytes, this one {}",
+            self.0.len()
+        );
+        // SAFETY: the mapping is at least LEN bytes (checked above) and page aligned, so
+        // the SPREAD_LINES lines from byte PAGE lie inside it, each 64-byte aligned;
+        // `CacheLine` is eight `AtomicU64`s with no padding, and every process touches
+        // these bytes only through atomics. The lines borrow the mapping, which `self`
+        // keeps.
+        Spread::new(unsafe { &*self.0.as_ptr().add(PAGE).cast::<[CacheLine; SPREAD_LINES]>() })
     }
 }
 

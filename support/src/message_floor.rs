@@ -4,18 +4,28 @@
 //! sequence with Release; the other side spins on the sequence, reads the payload, and
 //! echoes it on its line the same way. No other state: no ring, no index, no header.
 //! Timed like [`crate::floor`]: one way is the round trip / 2, by the latency clock
-//! ([`crate::clock::latency`]).
+//! ([`crate::clock::latency`]). Like it, message `seq` goes on slot `seq % LINES` of a
+//! [`Spread`] ([`crate::floor`] says why): its ping line is the slot's first, its pong
+//! line the slot's third.
 //!
-//! The lines come from a [`crate::barrier::Barrier`] for processes
-//! ([`crate::barrier::Barrier::message_lines`]), or from [`between_threads`] for threads.
+//! The spread comes from a [`crate::barrier::Barrier`] for processes
+//! ([`crate::barrier::Barrier::spread`]), or from [`between_threads`] for threads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cores::{PinError, on_two_cores};
+use crate::floor::{OwnedSpread, Spread};
 use crate::trips::TripTimer;
 
 /// One direction's cache line: word 0 the sequence, words 1 to 7 the payload.
-pub type Line = [AtomicU64; 8];
+type Line = [AtomicU64; 8];
+
+/// Message `seq`'s ping and pong lines.
+#[inline(always)]
+fn lines(spread: Spread<'_>, seq: u64) -> (&Line, &Line) {
+    let [ping, _, pong] = spread.slot(seq);
+    (&ping.0, &pong.0)
+}
 
 /// Payload word `k` of message `seq`: a different value in every word and message, so an
 /// echo that skipped or tore a word shows.
@@ -24,9 +34,11 @@ fn word(seq: u64, k: usize) -> u64 {
     seq.rotate_left(k as u32 * 8) ^ k as u64
 }
 
-/// The ponger: echoes messages 1, 2, … `count` from `ping` to `pong`, payload and all.
-pub fn pong(ping: &Line, pong: &Line, count: u64) {
+/// The ponger: echoes messages 1, 2, … `count` from each ping line to its pong line,
+/// payload and all.
+pub fn pong(spread: Spread<'_>, count: u64) {
     for seq in 1..=count {
+        let (ping, pong) = lines(spread, seq);
         // SYNC POINT message-ping: pairs with the Release store in `round_trips`; the
         // payload written before it is visible.
         while ping[0].load(Ordering::Acquire) != seq {
@@ -45,9 +57,10 @@ pub fn pong(ping: &Line, pong: &Line, count: u64) {
 /// one stamp per trip ([`TripTimer`]).
 /// Panics if an echo's payload is not the message sent: a floor that checks nothing may
 /// be measuring nothing.
-pub fn round_trips(ping: &Line, pong: &Line, warmup: u64, count: u64) -> Vec<u64> {
+pub fn round_trips(spread: Spread<'_>, warmup: u64, count: u64) -> Vec<u64> {
     let mut timer = TripTimer::start(count);
     for seq in 1..=warmup + count {
+        let (ping, pong) = lines(spread, seq);
         for (k, w) in ping.iter().enumerate().skip(1) {
             w.store(word(seq, k), Ordering::Relaxed);
         }
@@ -70,16 +83,12 @@ pub fn round_trips(ping: &Line, pong: &Line, warmup: u64, count: u64) -> Vec<u64
     timer.into_trips()
 }
 
-/// Two lines, each on a cache line of its own, for [`between_threads`].
-#[repr(C, align(64))]
-struct Lines([Line; 2]);
-
 /// The message floor between cores `a` (pinger) and `b` (ponger), measured by two threads
 /// of this process pinned to them: `count` round trips in ns.
 pub fn between_threads(a: usize, b: usize, count: u64) -> Result<Vec<u64>, PinError> {
-    let lines = Lines(Default::default());
-    let [ping, back] = &lines.0;
-    on_two_cores(a, b, || round_trips(ping, back, 0, count), || pong(ping, back, count))
+    let lines = OwnedSpread::new();
+    let spread = lines.spread();
+    on_two_cores(a, b, || round_trips(spread, 0, count), || pong(spread, count))
 }
 
 #[cfg(test)]
@@ -103,11 +112,11 @@ mod tests {
     #[test]
     #[should_panic(expected = "differs from what was sent")]
     fn a_torn_echo_is_caught() {
-        let lines = std::sync::Arc::new(Lines(Default::default()));
+        let lines = std::sync::Arc::new(OwnedSpread::new());
         let echo = {
             let lines = lines.clone();
             std::thread::spawn(move || {
-                let [ping, back] = &lines.0;
+                let (ping, back) = super::lines(lines.spread(), 1);
                 while ping[0].load(Ordering::Acquire) != 1 {
                     std::hint::spin_loop();
                 }
@@ -115,8 +124,7 @@ mod tests {
                 back[0].store(1, Ordering::Release);
             })
         };
-        let [ping, back] = &lines.0;
-        round_trips(ping, back, 0, 1);
+        round_trips(lines.spread(), 0, 1);
         echo.join().unwrap();
     }
 }
