@@ -139,7 +139,7 @@ fn raw_round_trips(name: &str, pings: u64, bytes: usize, cores: [usize; 2]) -> R
 fn floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {
     let barrier = Barrier::create(name)?;
     let children = start_ponger(name, &barrier, Task::FloorPong { pings }, cores)?;
-    let samples = support::floor::round_trips(barrier.spread(), 0, pings);
+    let samples = support::floor::round_trips(barrier.slots(), 0, pings);
     children.wait_all(RUN_LIMIT)?;
     Ok(samples)
 }
@@ -147,7 +147,7 @@ fn floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u6
 fn message_floor_round_trips(name: &str, pings: u64, cores: [usize; 2]) -> Result<Vec<u64>, Box<dyn Error>> {
     let barrier = Barrier::create(name)?;
     let children = start_ponger(name, &barrier, Task::MessageFloorPong { pings }, cores)?;
-    let samples = support::message_floor::round_trips(barrier.spread(), 0, pings);
+    let samples = support::message_floor::round_trips(barrier.slots(), 0, pings);
     children.wait_all(RUN_LIMIT)?;
     Ok(samples)
 }

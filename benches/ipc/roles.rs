@@ -77,12 +77,12 @@ pub fn run() {
         Task::FloorPong { pings } => {
             let barrier = open_barrier(&name);
             barrier.arrive_and_wait();
-            support::floor::pong(barrier.spread(), pings);
+            support::floor::pong(barrier.slots(), pings);
         }
         Task::MessageFloorPong { pings } => {
             let barrier = open_barrier(&name);
             barrier.arrive_and_wait();
-            support::message_floor::pong(barrier.spread(), pings);
+            support::message_floor::pong(barrier.slots(), pings);
         }
         Task::RingFloorPong { pings } => {
             let file = support::shm::ShmFile::open(&format!("{name}.rings")).unwrap_or_else(|e| panic!("{e}"));

@@ -5,21 +5,20 @@
 //! # Layout
 //! `/dev/shm/<name>.barrier`: a page of 8-byte words, word 0 counting arrivals and word 1
 //! "go" (cache line 0), word 8 counting roles done (line 1); then, from the second page,
-//! the floors' [`Spread`] of [`SPREAD_LINES`] lines (see [`crate::floor`] and
-//! [`crate::message_floor`]).
+//! the latency floors' [`SpreadLines`] (see [`crate::slots`]).
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::floor::{CacheLine, SPREAD_LINES, Spread};
 use crate::role::{Children, RoleError};
 use crate::shm::{ShmError, ShmFile};
+use crate::slots::{Slots, SpreadLines};
 
 const ARRIVED: usize = 0;
 const GO: usize = 1;
 const DONE: usize = 8;
 const PAGE: usize = 4096;
-const LEN: usize = (PAGE + SPREAD_LINES * 64).next_multiple_of(PAGE);
+const LEN: usize = (PAGE + size_of::<SpreadLines>()).next_multiple_of(PAGE);
 
 /// How often a waiting parent looks at the barrier and its children.
 const PARENT_POLL: Duration = Duration::from_micros(100);
@@ -100,19 +99,19 @@ impl Barrier {
         }
     }
 
-    /// The floors' spread, from the second page on.
-    pub fn spread(&self) -> Spread<'_> {
+    /// The latency floors' slots, from the second page on.
+    pub fn slots(&self) -> Slots<'_> {
         assert!(
             self.0.len() >= LEN,
             "a barrier holds {LEN} bytes, this one {}",
             self.0.len()
         );
         // SAFETY: the mapping is at least LEN bytes (checked above) and page aligned, so
-        // the SPREAD_LINES lines from byte PAGE lie inside it, each 64-byte aligned;
-        // `CacheLine` is eight `AtomicU64`s with no padding, and every process touches
-        // these bytes only through atomics. The lines borrow the mapping, which `self`
-        // keeps.
-        Spread::new(unsafe { &*self.0.as_ptr().add(PAGE).cast::<[CacheLine; SPREAD_LINES]>() })
+        // `SpreadLines` (page aligned, LEN - PAGE bytes at most) fits from byte PAGE on;
+        // it is `CacheLine`s of eight `AtomicU64`s with no padding, zero bytes are valid
+        // for them, and every process touches these bytes only through atomics. The lines
+        // borrow the mapping, which `self` keeps.
+        Slots::new(unsafe { &*self.0.as_ptr().add(PAGE).cast::<SpreadLines>() })
     }
 }
 

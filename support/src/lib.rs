@@ -20,7 +20,7 @@
 //!   [`role::report_json`] are the one child report format.
 //! - Speed states: [`state::Bracket`], the cache-line probe around every run.
 //! - Shared memory: [`shm::ShmFile`], [`barrier::Barrier`], [`floor`], [`message_floor`]
-//!   and [`ring_floor`].
+//!   (both going round [`slots`]) and [`ring_floor`].
 //! - Figures: [`stats::Spread`], [`stats::ratios`], [`machine::Machine`],
 //!   [`hist::Quantiles`] over [`hist::QUANTILES`], [`throughput::Finished`] reports
 //!   added up by [`throughput::Tally`].
@@ -43,6 +43,7 @@ pub mod records;
 pub mod ring_floor;
 pub mod role;
 pub mod shm;
+pub mod slots;
 pub mod state;
 pub mod stats;
 pub mod throughput;

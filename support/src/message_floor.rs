@@ -4,17 +4,18 @@
 //! sequence with Release; the other side spins on the sequence, reads the payload, and
 //! echoes it on its line the same way. No other state: no ring, no index, no header.
 //! Timed like [`crate::floor`]: one way is the round trip / 2, by the latency clock
-//! ([`crate::clock::latency`]). Like it, message `seq` goes on slot `seq % LINES` of a
-//! [`Spread`] ([`crate::floor`] says why): its ping line is the slot's first, its pong
-//! line the slot's third.
+//! ([`crate::clock::latency`]). Like it, message `seq` goes on slot `seq % SLOTS` of a
+//! [`Slots`] ([`crate::slots`] says why): its ping line is the slot's first, its pong line
+//! the slot's third.
 //!
-//! The spread comes from a [`crate::barrier::Barrier`] for processes
-//! ([`crate::barrier::Barrier::spread`]), or from [`between_threads`] for threads.
+//! The slots come from a [`crate::barrier::Barrier`] for processes
+//! ([`crate::barrier::Barrier::slots`]), or from an [`OwnedSlots`] for threads
+//! ([`between_threads`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cores::{PinError, on_two_cores};
-use crate::floor::{OwnedSpread, Spread};
+use crate::slots::{OwnedSlots, Slots};
 use crate::trips::TripTimer;
 
 /// One direction's cache line: word 0 the sequence, words 1 to 7 the payload.
@@ -22,8 +23,8 @@ type Line = [AtomicU64; 8];
 
 /// Message `seq`'s ping and pong lines.
 #[inline(always)]
-fn lines(spread: Spread<'_>, seq: u64) -> (&Line, &Line) {
-    let [ping, _, pong] = spread.slot(seq);
+fn lines(slots: Slots<'_>, seq: u64) -> (&Line, &Line) {
+    let [ping, _, pong] = slots.slot(seq);
     (&ping.0, &pong.0)
 }
 
@@ -36,9 +37,9 @@ fn word(seq: u64, k: usize) -> u64 {
 
 /// The ponger: echoes messages 1, 2, … `count` from each ping line to its pong line,
 /// payload and all.
-pub fn pong(spread: Spread<'_>, count: u64) {
+pub fn pong(slots: Slots<'_>, count: u64) {
     for seq in 1..=count {
-        let (ping, pong) = lines(spread, seq);
+        let (ping, pong) = lines(slots, seq);
         // SYNC POINT message-ping: pairs with the Release store in `round_trips`; the
         // payload written before it is visible.
         while ping[0].load(Ordering::Acquire) != seq {
@@ -57,10 +58,10 @@ pub fn pong(spread: Spread<'_>, count: u64) {
 /// one stamp per trip ([`TripTimer`]).
 /// Panics if an echo's payload is not the message sent: a floor that checks nothing may
 /// be measuring nothing.
-pub fn round_trips(spread: Spread<'_>, warmup: u64, count: u64) -> Vec<u64> {
+pub fn round_trips(slots: Slots<'_>, warmup: u64, count: u64) -> Vec<u64> {
     let mut timer = TripTimer::start(count);
     for seq in 1..=warmup + count {
-        let (ping, pong) = lines(spread, seq);
+        let (ping, pong) = lines(slots, seq);
         for (k, w) in ping.iter().enumerate().skip(1) {
             w.store(word(seq, k), Ordering::Relaxed);
         }
@@ -86,14 +87,15 @@ pub fn round_trips(spread: Spread<'_>, warmup: u64, count: u64) -> Vec<u64> {
 /// The message floor between cores `a` (pinger) and `b` (ponger), measured by two threads
 /// of this process pinned to them: `count` round trips in ns.
 pub fn between_threads(a: usize, b: usize, count: u64) -> Result<Vec<u64>, PinError> {
-    let lines = OwnedSpread::new();
-    let spread = lines.spread();
-    on_two_cores(a, b, || round_trips(spread, 0, count), || pong(spread, count))
+    let lines = OwnedSlots::new();
+    let slots = lines.slots();
+    on_two_cores(a, b, || round_trips(slots, 0, count), || pong(slots, count))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slots::{SLOTS, after_trips};
 
     #[test]
     fn every_round_trip_is_recorded_and_its_payload_checked() {
@@ -101,6 +103,18 @@ mod tests {
         let trips = between_threads(0, cores - 1, 1000).unwrap();
         assert_eq!(trips.len(), 1000);
         assert!(between_threads(0, usize::MAX, 10).is_err());
+    }
+
+    #[test]
+    fn the_messages_go_round_every_slot_on_its_first_and_third_lines() {
+        let (lines, last) = after_trips(2 * SLOTS as u64 + 3, round_trips, pong);
+        for (slot, last) in (0..).zip(last) {
+            let [ping, between, pong] = lines.slots().slot(slot);
+            assert_eq!(ping.0[0].load(Ordering::Relaxed), last);
+            assert_eq!(pong.0[0].load(Ordering::Relaxed), last);
+            assert_eq!(pong.0[7].load(Ordering::Relaxed), word(last, 7));
+            assert!(between.0.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        }
     }
 
     #[test]
@@ -112,11 +126,11 @@ mod tests {
     #[test]
     #[should_panic(expected = "differs from what was sent")]
     fn a_torn_echo_is_caught() {
-        let lines = std::sync::Arc::new(OwnedSpread::new());
+        let lines = std::sync::Arc::new(OwnedSlots::new());
         let echo = {
             let lines = lines.clone();
             std::thread::spawn(move || {
-                let (ping, back) = super::lines(lines.spread(), 1);
+                let (ping, back) = super::lines(lines.slots(), 1);
                 while ping[0].load(Ordering::Acquire) != 1 {
                     std::hint::spin_loop();
                 }
@@ -124,7 +138,7 @@ mod tests {
                 back[0].store(1, Ordering::Release);
             })
         };
-        round_trips(lines.spread(), 0, 1);
+        round_trips(lines.slots(), 0, 1);
         echo.join().unwrap();
     }
 }

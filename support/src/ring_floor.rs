@@ -9,7 +9,7 @@
 //! before each look, spins on the commit word with Acquire, reads the payload and echoes
 //! it the same way. Nothing else: no validation, cursor, health check or wait strategy.
 //!
-//! Against the 64-byte message floor ([`crate::message_floor`], one line reused), it
+//! Against the 64-byte message floor ([`crate::message_floor`], a line each way), it
 //! shows what moving along a ring costs; against it, salias's ping-pong shows what
 //! salias's code costs. Timed like [`crate::floor`]: one way is the round trip / 2, by
 //! the latency clock ([`crate::clock::latency`]).

@@ -3,9 +3,10 @@
 //! runs: the cost of moving one cache line between them then changes several times over
 //! from one moment to the next (about 40, 65 or 170 ns one way on the development VM), and
 //! every cross-core figure with it. Each run is therefore bracketed by two short cache-line
-//! ping-pongs between the cores it uses, taken by the parent just before the run's
-//! processes start and just after they end; the report pairs runs of one state only and
-//! gives its headlines and goals per state.
+//! ping-pongs between the cores it uses (the cache-line floor between two threads, going
+//! round its 64 slots), taken by the parent just before the run's processes start and just
+//! after they end; the report pairs runs of one state only and gives its headlines and
+//! goals per state.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +35,7 @@ pub struct Bracket {
 }
 
 impl Bracket {
-    /// Probes the line between `cores` (the pinger's, then the ponger's) now.
+    /// Probes the cache-line cost between `cores` (the pinger's, then the ponger's) now.
     pub fn open(cores: [usize; 2]) -> Bracket {
         Bracket {
             cores,
