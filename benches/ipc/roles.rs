@@ -41,9 +41,9 @@ pub enum Task {
     Lossy { setup: Setup, lossy: Lossy },
     /// Echoes `pings` messages from `<name>-ping` to `<name>-pong`.
     Pong { pings: u64, bytes: usize },
-    /// Echoes `pings` pings on the barrier's floor line.
+    /// Echoes `pings` pings on the barrier's floor slots.
     FloorPong { pings: u64 },
-    /// Echoes `pings` 64-byte messages on the barrier's message lines.
+    /// Echoes `pings` 64-byte messages on the barrier's floor slots.
     MessageFloorPong { pings: u64 },
     /// Echoes `pings` 64-byte messages on the ring floor's rings (`<name>.rings`).
     RingFloorPong { pings: u64 },

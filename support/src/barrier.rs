@@ -5,20 +5,20 @@
 //! # Layout
 //! `/dev/shm/<name>.barrier`: a page of 8-byte words, word 0 counting arrivals and word 1
 //! "go" (cache line 0), word 8 counting roles done (line 1); then, from the second page,
-//! the latency floors' [`SpreadLines`] (see [`crate::slots`]).
+//! the latency floors' [`SlotPages`] (see [`crate::slots`]).
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::role::{Children, RoleError};
 use crate::shm::{ShmError, ShmFile};
-use crate::slots::{Slots, SpreadLines};
+use crate::slots::{SlotPages, Slots};
 
 const ARRIVED: usize = 0;
 const GO: usize = 1;
 const DONE: usize = 8;
 const PAGE: usize = 4096;
-const LEN: usize = (PAGE + size_of::<SpreadLines>()).next_multiple_of(PAGE);
+const LEN: usize = PAGE + size_of::<SlotPages>();
 
 /// How often a waiting parent looks at the barrier and its children.
 const PARENT_POLL: Duration = Duration::from_micros(100);
@@ -107,11 +107,11 @@ impl Barrier {
             self.0.len()
         );
         // SAFETY: the mapping is at least LEN bytes (checked above) and page aligned, so
-        // `SpreadLines` (page aligned, LEN - PAGE bytes at most) fits from byte PAGE on;
-        // it is `CacheLine`s of eight `AtomicU64`s with no padding, zero bytes are valid
-        // for them, and every process touches these bytes only through atomics. The lines
-        // borrow the mapping, which `self` keeps.
-        Slots::new(unsafe { &*self.0.as_ptr().add(PAGE).cast::<SpreadLines>() })
+        // `SlotPages` (page aligned, LEN - PAGE bytes: whole cache lines, no padding) lies
+        // inside it from byte PAGE on; its lines are eight `AtomicU64`s each, zero bytes
+        // are valid for them, and every process touches these bytes only through
+        // atomics. The pages borrow the mapping, which `self` keeps.
+        Slots::new(unsafe { &*self.0.as_ptr().add(PAGE).cast::<SlotPages>() })
     }
 }
 

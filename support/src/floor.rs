@@ -18,7 +18,7 @@ use crate::trips::TripTimer;
 /// Trip `trip`'s ping and pong words.
 #[inline(always)]
 fn words(slots: Slots<'_>, trip: u64) -> (&AtomicU64, &AtomicU64) {
-    let [line, ..] = slots.slot(trip);
+    let [line, _] = slots.slot(trip);
     (&line.0[0], &line.0[1])
 }
 
@@ -56,8 +56,8 @@ pub fn round_trips(slots: Slots<'_>, warmup: u64, count: u64) -> Vec<u64> {
 /// The floor between cores `a` (pinger) and `b` (ponger) measured by two threads of this
 /// process pinned to them: `count` round trips in ns.
 pub fn between_threads(a: usize, b: usize, count: u64) -> Result<Vec<u64>, PinError> {
-    let lines = OwnedSlots::new();
-    let slots = lines.slots();
+    let owned = OwnedSlots::new();
+    let slots = owned.slots();
     on_two_cores(a, b, || round_trips(slots, 0, count), || pong(slots, count))
 }
 
@@ -78,20 +78,20 @@ mod tests {
         let cores = crate::cores::cores();
         let trips = between_threads(0, cores - 1, 1000).unwrap();
         assert_eq!(trips.len(), 1000);
-        let lines = std::sync::Arc::new(OwnedSlots::new());
+        let owned = std::sync::Arc::new(OwnedSlots::new());
         let echo = {
-            let lines = lines.clone();
-            std::thread::spawn(move || pong(lines.slots(), 30))
+            let owned = owned.clone();
+            std::thread::spawn(move || pong(owned.slots(), 30))
         };
-        assert_eq!(round_trips(lines.slots(), 10, 20).len(), 20);
+        assert_eq!(round_trips(owned.slots(), 10, 20).len(), 20);
         echo.join().unwrap();
     }
 
     #[test]
     fn the_trips_go_round_every_slot() {
-        let (lines, last) = after_trips(3 * SLOTS as u64 + 5, round_trips, pong);
+        let (owned, last) = after_trips(3 * SLOTS as u64 + 5, round_trips, pong);
         for (slot, last) in (0..).zip(last) {
-            let (ping, pong) = words(lines.slots(), slot);
+            let (ping, pong) = words(owned.slots(), slot);
             assert_eq!(
                 (ping.load(Ordering::Relaxed), pong.load(Ordering::Relaxed)),
                 (last, last)

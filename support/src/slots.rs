@@ -1,27 +1,17 @@
 //! The slots the latency floors ([`crate::floor`], [`crate::message_floor`]) go round:
-//! trip `i` of a floor runs on slot `i % SLOTS`.
-//!
-//! What moving one cache line between two cores costs depends on the line: on the
-//! development host (Intel, 2 vCPU guest) 48 lines of one buffer took 102.5 to 173.5 ns one
-//! way between the same two cores in one invocation, 96 to 132 ns in another, each line
-//! within 3.5 ns of itself when measured again (the host keeps each line at a place chosen
-//! by its physical address; a reading, the VM has no counters). A floor on one line was
-//! therefore decided by the page its run was given: from one round to the next the
-//! comparison's floor moved between 106 and 166 ns, and salias's ratio to it between 1.01×
-//! and 1.99×. Going round 64 lines at 64 offsets on 16 pages, a floor measures a line at a
-//! typical place, as a ring of messages, which moves along thousands of lines, pays for it.
-//!
-//! Sixteen pages, not 64: a floor going round 64 pages read 108–124 ns from one buffer to
-//! the next where 16 or 4 pages read 105–109 (the first-level TLB, a reading), a cost a
-//! ring, which stays on a page for dozens of messages, does not pay.
+//! trip `i` of a floor runs on slot `i % SLOTS`, so that a floor measures a line at a
+//! typical place rather than whichever line its run was given. On the development host
+//! one line cost 96 to 173.5 ns one way between the same two cores depending on which line
+//! it was; slots on 64 pages paid for the TLB now and then, which a ring does not, so the
+//! slots sit on 16 (doc/benchmarking.md, "The floors", has the measurements).
 //!
 //! # Layout
-//! [`SPREAD_LINES`] cache lines, page aligned. Slot `k` starts on page `k / 4` at line
-//! `(k % 4) * 16 + k / 4` of it, so the 64 slots start at 64 different offsets and four
-//! slots of one page lie 16 lines apart. A slot is [`SLOT_LINES`] lines: the first carries
-//! the cache-line floor's two words and the message floor's ping, the third the message
-//! floor's pong (not the second: two lines of one 128-byte pair are fetched together by
-//! the cache's spatial prefetcher).
+//! [`SlotPages`]: 16 pages, page aligned. Slot `k` starts on page `k / 4` at line
+//! `(k % 4) * 16 + k / 4`, so the 64 slots start at 64 different offsets and the four of
+//! a page lie 16 lines apart. A slot has two lines: its first carries the cache-line
+//! floor's two words and the message floor's ping; the line two on, in the same page
+//! (counting round from its end), the message floor's pong. Not the next line: two lines
+//! of one 128-byte pair are fetched together by the cache's spatial prefetcher.
 
 use std::sync::atomic::AtomicU64;
 
@@ -34,55 +24,54 @@ pub struct CacheLine(pub [AtomicU64; 8]);
 pub const SLOTS: usize = 64;
 /// Slots that start on one page.
 const SLOTS_PER_PAGE: usize = 4;
-/// Lines between two slots of one page.
+/// Pages the slots are on.
+const PAGES: usize = SLOTS / SLOTS_PER_PAGE;
+/// Lines between the starts of two slots of one page.
 const SLOT_SPACING: usize = 16;
+/// Lines from a slot's first line to its second.
+const SECOND_LINE: usize = 2;
 /// Cache lines in a page.
 const PAGE_LINES: usize = 4096 / 64;
-/// Lines of one slot.
-pub const SLOT_LINES: usize = 3;
-/// Lines the slots take, from the first slot's first line to the last slot's last.
-pub const SPREAD_LINES: usize = first_line(SLOTS - 1) + SLOT_LINES;
-const _: () = assert!(SLOTS.is_power_of_two() && SLOTS <= PAGE_LINES * SLOTS_PER_PAGE);
-const _: () =
-    assert!(SLOT_LINES <= SLOT_SPACING && (SLOTS_PER_PAGE - 1) * SLOT_SPACING + SLOTS / SLOTS_PER_PAGE <= PAGE_LINES);
+// Every slot starts at an offset of its own (the page number is added to the spacing), and
+// the slots of a page never share a line.
+const _: () = assert!(SLOTS.is_power_of_two() && SLOTS.is_multiple_of(SLOTS_PER_PAGE));
+const _: () = assert!(SLOTS_PER_PAGE * SLOT_SPACING == PAGE_LINES && PAGES <= SLOT_SPACING);
+const _: () = assert!(SECOND_LINE < SLOT_SPACING && SECOND_LINE > 1);
 
-/// Slot `slot`'s first line.
-const fn first_line(slot: usize) -> usize {
-    let page = slot / SLOTS_PER_PAGE;
-    page * PAGE_LINES + (slot % SLOTS_PER_PAGE) * SLOT_SPACING + page
-}
-
-/// The lines the slots are made of, page aligned.
+/// The pages the slots are on, page aligned.
 #[repr(C, align(4096))]
-pub struct SpreadLines(pub [CacheLine; SPREAD_LINES]);
+pub struct SlotPages(pub [[CacheLine; PAGE_LINES]; PAGES]);
 
 /// The slots a floor's trips go round.
 #[derive(Clone, Copy)]
-pub struct Slots<'a>(&'a SpreadLines);
+pub struct Slots<'a>(&'a SlotPages);
 
 impl<'a> Slots<'a> {
-    /// The slots in `lines`.
-    pub fn new(lines: &'a SpreadLines) -> Slots<'a> {
-        Slots(lines)
+    /// The slots in `pages`.
+    pub fn new(pages: &'a SlotPages) -> Slots<'a> {
+        Slots(pages)
     }
 
-    /// Trip `trip`'s slot.
+    /// Trip `trip`'s slot: its first line and its second.
     #[inline(always)]
-    pub fn slot(self, trip: u64) -> &'a [CacheLine; SLOT_LINES] {
-        let at = first_line(trip as usize % SLOTS);
-        self.0.0[at..at + SLOT_LINES]
-            .try_into()
-            .expect("a slot lies inside the lines")
+    pub fn slot(self, trip: u64) -> [&'a CacheLine; 2] {
+        let slot = trip as usize % SLOTS;
+        let page_index = slot / SLOTS_PER_PAGE;
+        let first = (slot % SLOTS_PER_PAGE) * SLOT_SPACING + page_index;
+        let page = &self.0.0[page_index];
+        [&page[first], &page[(first + SECOND_LINE) % PAGE_LINES]]
     }
 }
 
 /// Slots in this process's memory, for floors between two threads.
-pub struct OwnedSlots(Box<SpreadLines>);
+pub struct OwnedSlots(Box<SlotPages>);
 
 impl OwnedSlots {
     /// Zeroed slots.
     pub fn new() -> OwnedSlots {
-        OwnedSlots(Box::new(SpreadLines(std::array::from_fn(|_| CacheLine::default()))))
+        OwnedSlots(Box::new(SlotPages(std::array::from_fn(|_| {
+            std::array::from_fn(|_| CacheLine::default())
+        }))))
     }
 
     /// Its slots.
@@ -106,10 +95,10 @@ pub(crate) fn after_trips(
     round_trips: fn(Slots<'_>, u64, u64) -> Vec<u64>,
     pong: fn(Slots<'_>, u64),
 ) -> (OwnedSlots, Vec<u64>) {
-    let lines = OwnedSlots::new();
+    let owned = OwnedSlots::new();
     std::thread::scope(|scope| {
-        scope.spawn(|| pong(lines.slots(), count));
-        round_trips(lines.slots(), 0, count);
+        scope.spawn(|| pong(owned.slots(), count));
+        round_trips(owned.slots(), 0, count);
     });
     let last = (0..SLOTS as u64)
         .map(|slot| {
@@ -119,7 +108,7 @@ pub(crate) fn after_trips(
                 .expect("count reaches every slot")
         })
         .collect();
-    (lines, last)
+    (owned, last)
 }
 
 #[cfg(test)]
@@ -127,35 +116,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_slots_start_at_64_offsets_on_16_pages_and_never_overlap() {
-        let lines = OwnedSlots::new();
-        let slots = lines.slots();
-        let base = slots.slot(0).as_ptr() as usize;
-        assert_eq!(base % 4096, 0, "the lines are page aligned");
-        let starts: Vec<usize> = (0..SLOTS as u64)
-            .map(|slot| slots.slot(slot).as_ptr() as usize - base)
-            .collect();
-        let mut pages: Vec<usize> = starts.iter().map(|start| start / 4096).collect();
-        let mut offsets: Vec<usize> = starts.iter().map(|start| start % 4096).collect();
+    fn the_slots_start_at_64_offsets_on_16_pages_and_never_share_a_line() {
+        let owned = OwnedSlots::new();
+        let slots = owned.slots();
+        let base = owned.0.as_ref() as *const SlotPages as usize;
+        assert_eq!(base % 4096, 0, "the pages are page aligned");
+        let line_of = |line: &CacheLine| (line as *const CacheLine as usize - base) / 64;
+        let firsts: Vec<usize> = (0..SLOTS as u64).map(|slot| line_of(slots.slot(slot)[0])).collect();
+        let mut pages: Vec<usize> = firsts.iter().map(|line| line / PAGE_LINES).collect();
+        let mut offsets: Vec<usize> = firsts.iter().map(|line| line % PAGE_LINES).collect();
         pages.sort_unstable();
         pages.dedup();
         offsets.sort_unstable();
         offsets.dedup();
-        assert_eq!((pages.len(), offsets.len()), (SLOTS / SLOTS_PER_PAGE, SLOTS));
-        let mut sorted = starts.clone();
-        sorted.sort_unstable();
-        for pair in sorted.windows(2) {
-            assert!(
-                pair[1] - pair[0] >= SLOT_LINES * 64,
-                "slots at {} and {} overlap",
-                pair[0],
-                pair[1]
-            );
-        }
+        assert_eq!((pages.len(), offsets.len()), (PAGES, SLOTS));
+        let mut used: Vec<usize> = (0..SLOTS as u64)
+            .flat_map(|slot| {
+                let [first, second] = slots.slot(slot);
+                assert_eq!(
+                    line_of(first) / PAGE_LINES,
+                    line_of(second) / PAGE_LINES,
+                    "slot {slot} spans two pages"
+                );
+                assert_ne!(
+                    line_of(first) / 2,
+                    line_of(second) / 2,
+                    "slot {slot} is one 128-byte pair"
+                );
+                // The line between is the slot's too: nothing else may use it.
+                [line_of(first), line_of(first) + 1, line_of(second)]
+            })
+            .collect();
+        used.sort_unstable();
+        let all = used.len();
+        used.dedup();
+        assert_eq!(used.len(), all, "two slots share a line");
         assert_eq!(
-            slots.slot(SLOTS as u64).as_ptr(),
-            slots.slot(0).as_ptr(),
-            "trip SLOTS goes back to the first slot"
+            slots.slot(SLOTS as u64)[0] as *const CacheLine,
+            slots.slot(0)[0] as *const CacheLine
         );
     }
 }
